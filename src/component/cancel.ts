@@ -1,0 +1,43 @@
+/**
+ * Loop stage: processing cancel requests from `pendingCancelation`. A pending job (first attempt or
+ * backing off) is finished as canceled at once; a running job is marked so that it is not retried.
+ * Only the loop calls this.
+ */
+import { finishJob } from "./complete.js";
+import type { Pass } from "./pass.js";
+
+/** Cancel requests one pass processes; each costs about four reads and three writes. */
+export const CANCEL_BATCH = 100;
+
+/** Returns true when a full batch was taken (more may wait). */
+export async function processCancelations(pass: Pass): Promise<boolean> {
+  const { ctx } = pass;
+  const rows = await ctx.db
+    .query("pendingCancelation")
+    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .take(CANCEL_BATCH);
+  for (const row of rows) {
+    await ctx.db.delete(row._id);
+    const work = await ctx.db.get(row.workId);
+    if (work === null) continue;
+    switch (work.state.kind) {
+      case "finished":
+        break;
+      case "running":
+        if (!work.canceled) await ctx.db.patch(work._id, { canceled: true });
+        break;
+      case "pending": {
+        const start = await ctx.db
+          .query("pendingStart")
+          .withIndex("by_workId", (q) => q.eq("workId", work._id))
+          .first();
+        if (start) await ctx.db.delete(start._id);
+        await finishJob(pass, work, { kind: "canceled" });
+        break;
+      }
+      default:
+        work.state satisfies never;
+    }
+  }
+  return rows.length === CANCEL_BATCH;
+}

@@ -1,0 +1,190 @@
+/**
+ * Completion: recording an attempt's outcome (workers, through `recordCompletion`), and the loop's
+ * handling of it — retry after a jittered backoff, or finish the job and deliver onComplete exactly
+ * once. Only the loop (`processCompletions`, `finishJob`) changes a job's state here.
+ */
+import { v } from "convex/values";
+import type { FunctionHandle } from "convex/server";
+import { internal } from "./_generated/api.js";
+import type { Doc, Id } from "./_generated/dataModel.js";
+import { internalMutation, type MutationCtx } from "./_generated/server.js";
+import { readConfig } from "./config.js";
+import { errorMessage } from "./errors.js";
+import { createLogger } from "./logging.js";
+import { kickLoop } from "./kick.js";
+import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
+import type { Pass } from "./pass.js";
+import { isLarge, valueSizeBytes } from "./payloads.js";
+import { decideCompletion } from "./retry.js";
+import { nextSegment, segmentForRunAt } from "./segments.js";
+
+/** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
+ * own, so 50 keeps a pass well inside Convex's transaction limits. */
+export const COMPLETION_BATCH = 50;
+
+/** Records an attempt's outcome for the loop (in the caller's transaction) and wakes the loop. */
+export async function recordCompletion(
+  ctx: MutationCtx,
+  { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
+): Promise<void> {
+  const segment = nextSegment(Date.now());
+  if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
+    const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
+    await ctx.db.insert("pendingCompletion", {
+      workId,
+      attempt,
+      result: { kind: "success", returnValue: null },
+      returnValuePayloadId: payloadId,
+      segment,
+    });
+  } else {
+    await ctx.db.insert("pendingCompletion", { workId, attempt, result, segment });
+  }
+  await kickLoop(ctx, segment);
+}
+
+/** Called by the action worker with the outcome of its attempt. */
+export const complete = internalMutation({
+  args: { workId: v.id("work"), attempt: v.number(), result: vAttemptResult },
+  returns: v.null(),
+  handler: async (ctx, args) => {
+    await recordCompletion(ctx, args);
+    return null;
+  },
+});
+
+/** Loop stage: processes due completions. Returns true when a full batch was taken (more may wait). */
+export async function processCompletions(pass: Pass): Promise<boolean> {
+  const { ctx } = pass;
+  const rows = await ctx.db
+    .query("pendingCompletion")
+    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .take(COMPLETION_BATCH);
+  for (const row of rows) {
+    await ctx.db.delete(row._id);
+    const work = await ctx.db.get(row.workId);
+    if (work === null || work.state.kind !== "running" || row.attempt !== work.attempts + 1) {
+      // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
+      pass.state.stats.staleCompletions++;
+      pass.log.warn("staleCompletion", {
+        workId: row.workId,
+        attempt: row.attempt,
+        state: work?.state.kind ?? "missing",
+      });
+      if (row.returnValuePayloadId) await ctx.db.delete(row.returnValuePayloadId);
+      continue;
+    }
+    pass.state.running--;
+    await settleAttempt(pass, work, row.result, row.returnValuePayloadId);
+  }
+  return rows.length === COMPLETION_BATCH;
+}
+
+/**
+ * Decides and applies the fate of a running job whose attempt ended (reported, or found dead by
+ * recovery): a retry goes back to `pendingStart` at the end of its backoff; anything else finishes.
+ */
+export async function settleAttempt(
+  pass: Pass,
+  work: Doc<"work">,
+  outcome: AttemptResult,
+  returnValuePayloadId?: Id<"payloads">,
+): Promise<void> {
+  const attempt = work.attempts + 1;
+  const decision = decideCompletion(outcome, { ...work, attempt }, Math.random());
+  switch (decision.kind) {
+    case "retry": {
+      const runAt = pass.now + decision.delayMs;
+      await pass.ctx.db.patch(work._id, { attempts: attempt, state: { kind: "pending" } });
+      await pass.ctx.db.insert("pendingStart", {
+        workId: work._id,
+        runAt,
+        segment: segmentForRunAt(runAt, pass.now),
+      });
+      pass.state.stats.retried++;
+      pass.log.info("retry", {
+        workId: work._id,
+        fnName: work.fnName,
+        attempt,
+        delayMs: decision.delayMs,
+        error: outcome.kind === "failed" ? outcome.error : undefined,
+      });
+      return;
+    }
+    case "finish":
+      await finishJob(pass, { ...work, attempts: attempt }, decision.result, returnValuePayloadId);
+      return;
+    default:
+      assertNever(decision, "completion decision");
+  }
+}
+
+/** Marks a job finished with `result` and delivers its onComplete, exactly once. */
+export async function finishJob(
+  pass: Pass,
+  work: Doc<"work">,
+  result: RunResult,
+  resultPayloadId?: Id<"payloads">,
+): Promise<void> {
+  const { ctx, now } = pass;
+  await ctx.db.patch(work._id, {
+    attempts: work.attempts,
+    state: { kind: "finished", result, finishedAt: now },
+    resultPayloadId,
+    expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
+  });
+  pass.state.stats[result.kind === "success" ? "succeeded" : result.kind]++;
+  pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
+  if (!work.onComplete) return;
+  if (work.payloadId !== undefined || resultPayloadId !== undefined) {
+    // Large context or return value: the loop never reads payloads, so deliver in a transaction of
+    // its own.
+    await ctx.scheduler.runAfter(0, internal.complete.deliverLargeOnComplete, { workId: work._id });
+    return;
+  }
+  const ok = await callOnComplete(ctx, work.onComplete.fnHandle, {
+    workId: work._id,
+    context: work.onComplete.context,
+    result,
+  }, pass.log);
+  if (!ok) pass.state.stats.onCompleteFailures++;
+}
+
+/**
+ * Runs the app's onComplete mutation in a sub-transaction: if it throws, its writes are rolled back,
+ * the failure is logged, and the caller carries on (a failing handler must not wedge the pool).
+ */
+async function callOnComplete(
+  ctx: MutationCtx,
+  fnHandle: string,
+  args: { workId: Id<"work">; context: unknown; result: RunResult },
+  log: Pass["log"],
+): Promise<boolean> {
+  try {
+    await ctx.runMutation(fnHandle as FunctionHandle<"mutation">, args);
+    return true;
+  } catch (error) {
+    log.error("onCompleteFailed", { workId: args.workId, error: errorMessage(error) });
+    return false;
+  }
+}
+
+/** Delivers onComplete for a job whose context or return value lives in `payloads`. */
+export const deliverLargeOnComplete = internalMutation({
+  args: { workId: v.id("work") },
+  returns: v.null(),
+  handler: async (ctx, { workId }) => {
+    const work = await ctx.db.get(workId);
+    if (!work || !work.onComplete || work.state.kind !== "finished") return null;
+    const context = work.payloadId
+      ? (await ctx.db.get(work.payloadId))?.context
+      : work.onComplete.context;
+    let result = work.state.result;
+    if (work.resultPayloadId && result.kind === "success") {
+      result = { kind: "success", returnValue: (await ctx.db.get(work.resultPayloadId))?.returnValue };
+    }
+    const log = createLogger((await readConfig(ctx.db)).logLevel);
+    await callOnComplete(ctx, work.onComplete.fnHandle, { workId, context, result }, log);
+    return null;
+  },
+});

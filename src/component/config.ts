@@ -1,0 +1,70 @@
+/**
+ * The pool's settings (the `config` singleton): reading them with defaults, and changing them — by an
+ * operator through `config.update`, or by the client passing its options on enqueue/cancel. Writes the
+ * row only when a value really changes, so enqueues do not conflict with each other on it.
+ */
+import { v } from "convex/values";
+import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
+import { kickLoop } from "./kick.js";
+import { DEFAULT_LOG_LEVEL } from "./logging.js";
+import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
+import { nextSegment } from "./segments.js";
+import { validateMaxParallelism } from "./validate.js";
+
+/** Jobs that may run at once when nobody said otherwise (the peer's default too). */
+export const DEFAULT_MAX_PARALLELISM = 10;
+
+export type Config = { maxParallelism: number; logLevel: LogLevel };
+
+export async function readConfig(db: DatabaseReader): Promise<Config> {
+  const row = await db.query("config").first();
+  return {
+    maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    logLevel: row?.logLevel ?? DEFAULT_LOG_LEVEL,
+  };
+}
+
+/** Checks an update; throws naming the bad argument. */
+export function validateConfigUpdate(update: ConfigUpdate, prefix = ""): void {
+  if (update.maxParallelism !== undefined) {
+    validateMaxParallelism(update.maxParallelism, `${prefix}maxParallelism`);
+  }
+}
+
+/**
+ * Applies the set fields of `update`; returns true when the stored config changed. Callers validate
+ * first (so that a bad value is rejected before anything else is written).
+ */
+export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promise<boolean> {
+  const row = await ctx.db.query("config").first();
+  const current = {
+    maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    logLevel: row?.logLevel ?? DEFAULT_LOG_LEVEL,
+  };
+  const next = {
+    maxParallelism: update.maxParallelism ?? current.maxParallelism,
+    logLevel: update.logLevel ?? current.logLevel,
+  };
+  if (row && next.maxParallelism === row.maxParallelism && next.logLevel === row.logLevel) {
+    return false;
+  }
+  if (!row && update.maxParallelism === undefined && update.logLevel === undefined) return false;
+  if (row) await ctx.db.patch(row._id, next);
+  else await ctx.db.insert("config", next);
+  return next.maxParallelism !== current.maxParallelism;
+}
+
+/**
+ * Changes the pool's settings at run time, e.g. `npx convex run --component workpool config:update
+ * '{"maxParallelism": 0}'` to pause starting new work, and a larger number to resume.
+ */
+export const update = mutation({
+  args: vConfigUpdate,
+  returns: v.null(),
+  handler: async (ctx, args) => {
+    validateConfigUpdate(args);
+    const parallelismChanged = await applyConfig(ctx, args);
+    if (parallelismChanged) await kickLoop(ctx, nextSegment(Date.now()));
+    return null;
+  },
+});

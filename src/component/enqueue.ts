@@ -1,0 +1,98 @@
+/**
+ * Adding jobs: checks an enqueue request and writes its `work` row and its `pendingStart` row (plus a
+ * `payloads` row when args and context are large). Appends only; never touches a running job and never
+ * starts work (the loop does).
+ */
+import { v, type Infer } from "convex/values";
+import type { Id } from "./_generated/dataModel.js";
+import type { MutationCtx } from "./_generated/server.js";
+import { invalidArgument } from "./errors.js";
+import { vFnType, vOnCompleteSpec, vRetryBehavior } from "./model.js";
+import { isLarge, valueSizeBytes } from "./payloads.js";
+import { segmentForRunAt } from "./segments.js";
+import {
+  MAX_PAYLOAD_BYTES,
+  resolveRunAt,
+  validateRetryBehavior,
+  validateStatusTtl,
+} from "./validate.js";
+
+/** How long a finished job's status and result stay readable when the caller does not say: a day. */
+export const DEFAULT_STATUS_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The most jobs one enqueueBatch call takes: two rows each stays far below Convex's 16,000-writes
+ * limit per transaction, with room for the caller's own writes. */
+export const MAX_ENQUEUE_BATCH = 1000;
+
+/** One job to enqueue, as the client sends it. */
+export const vEnqueueItem = v.object({
+  fnHandle: v.string(),
+  /** The function's path, for logs (e.g. "emails:send"). */
+  fnName: v.string(),
+  fnArgs: v.any(),
+  fnType: vFnType,
+  /** When it may start (ms since epoch); at most one of runAt and runAfter. */
+  runAt: v.optional(v.number()),
+  /** Delay before it may start (ms); at most one of runAt and runAfter. */
+  runAfter: v.optional(v.number()),
+  /** Retries for a failed action; undefined means no retry. */
+  retryBehavior: v.optional(vRetryBehavior),
+  onComplete: v.optional(vOnCompleteSpec),
+  /** How long the finished status stays readable; default one day; Infinity keeps it. */
+  statusTtlMs: v.optional(v.number()),
+});
+export type EnqueueItem = Infer<typeof vEnqueueItem>;
+
+/** Checks one request; throws naming the bad argument (prefixed, e.g. "items[3].runAt"). Pure. */
+export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = ""): number {
+  if (item.retryBehavior !== undefined) {
+    if (item.fnType !== "action") {
+      invalidArgument(`${prefix}retryBehavior`, "only actions are retried", item.fnType);
+    }
+    validateRetryBehavior(item.retryBehavior, `${prefix}retryBehavior`);
+  }
+  validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
+  const runAt = resolveRunAt(item, now);
+  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
+  if (size > MAX_PAYLOAD_BYTES) {
+    invalidArgument(
+      `${prefix}fnArgs`,
+      `args plus context must be at most ${MAX_PAYLOAD_BYTES} bytes`,
+      `${size} bytes`,
+    );
+  }
+  return runAt;
+}
+
+/** Writes a checked job; returns its id and the segment its start row went into. */
+export async function insertJob(
+  ctx: MutationCtx,
+  item: EnqueueItem,
+  runAt: number,
+  now: number,
+): Promise<{ workId: Id<"work">; segment: number }> {
+  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
+  const large = isLarge(size);
+  const payloadId = large
+    ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context: item.onComplete?.context })
+    : undefined;
+  const ttl = item.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
+  const workId = await ctx.db.insert("work", {
+    fnType: item.fnType,
+    fnHandle: item.fnHandle,
+    fnName: item.fnName,
+    fnArgs: large ? undefined : item.fnArgs,
+    payloadId,
+    attempts: 0,
+    retryBehavior: item.retryBehavior,
+    onComplete: item.onComplete && {
+      fnHandle: item.onComplete.fnHandle,
+      context: large ? undefined : item.onComplete.context,
+    },
+    statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
+    state: { kind: "pending" },
+  });
+  const segment = segmentForRunAt(runAt, now);
+  await ctx.db.insert("pendingStart", { workId, runAt: Math.max(runAt, now), segment });
+  return { workId, segment };
+}

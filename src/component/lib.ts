@@ -1,0 +1,188 @@
+/**
+ * The public API the client calls: enqueue, enqueueBatch, cancel, cancelAll, status, statusBatch.
+ * Each checks its input before writing anything, appends to the pending tables, and wakes the loop.
+ * Never moves a job between states (the loop does).
+ */
+import { v } from "convex/values";
+import { internal } from "./_generated/api.js";
+import type { Id } from "./_generated/dataModel.js";
+import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server.js";
+import { applyConfig, validateConfigUpdate } from "./config.js";
+import {
+  insertJob,
+  MAX_ENQUEUE_BATCH,
+  validateEnqueueItem,
+  vEnqueueItem,
+} from "./enqueue.js";
+import { invalidArgument } from "./errors.js";
+import { deriveStatus, parseWorkId } from "./jobStatus.js";
+import { kickLoop } from "./kick.js";
+import { vConfigUpdate, vResult } from "./model.js";
+import { nextSegment } from "./segments.js";
+
+/** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
+ * a transaction well inside Convex's limits. */
+export const DEFAULT_CANCEL_ALL_BATCH = 500;
+/** The most ids one statusBatch call looks up (one read each). */
+export const MAX_STATUS_BATCH = 1000;
+
+const vStatusWithResult = v.union(
+  v.object({ state: v.literal("pending"), previousAttempts: v.number() }),
+  v.object({ state: v.literal("running"), previousAttempts: v.number() }),
+  v.object({ state: v.literal("finished"), result: v.optional(vResult) }),
+);
+
+export const enqueue = mutation({
+  args: { ...vEnqueueItem.fields, config: vConfigUpdate },
+  returns: v.id("work"),
+  handler: async (ctx, { config, ...item }) => {
+    const now = Date.now();
+    validateConfigUpdate(config, "config.");
+    const runAt = validateEnqueueItem(item, now);
+    await applyConfig(ctx, config);
+    const { workId, segment } = await insertJob(ctx, item, runAt, now);
+    await kickLoop(ctx, segment);
+    return workId;
+  },
+});
+
+export const enqueueBatch = mutation({
+  args: { items: v.array(vEnqueueItem), config: vConfigUpdate },
+  returns: v.array(v.id("work")),
+  handler: async (ctx, { items, config }) => {
+    const now = Date.now();
+    if (items.length > MAX_ENQUEUE_BATCH) {
+      invalidArgument("items", `at most ${MAX_ENQUEUE_BATCH} jobs per call`, items.length);
+    }
+    validateConfigUpdate(config, "config.");
+    const runAts = items.map((item, i) => validateEnqueueItem(item, now, `items[${i}].`));
+    await applyConfig(ctx, config);
+    const ids: Id<"work">[] = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < items.length; i++) {
+      const { workId, segment } = await insertJob(ctx, items[i], runAts[i], now);
+      ids.push(workId);
+      earliest = Math.min(earliest, segment);
+    }
+    if (ids.length > 0) await kickLoop(ctx, earliest);
+    return ids;
+  },
+});
+
+/** Asks the loop to cancel a job. Pending work never starts; running work is not interrupted and is
+ * not retried. An unknown (e.g. already swept) id is ignored. */
+export const cancel = mutation({
+  args: { id: v.string(), config: v.optional(vConfigUpdate) },
+  returns: v.null(),
+  handler: async (ctx, { id, config }) => {
+    const workId = parseWorkId(ctx.db, id);
+    if (config) validateConfigUpdate(config, "config.");
+    if (config) await applyConfig(ctx, config);
+    const work = await ctx.db.get(workId);
+    if (work === null || work.state.kind === "finished") return null;
+    await requestCancel(ctx, workId);
+    return null;
+  },
+});
+
+async function requestCancel(ctx: MutationCtx, workId: Id<"work">) {
+  const segment = nextSegment(Date.now());
+  await ctx.db.insert("pendingCancelation", { workId, segment });
+  await kickLoop(ctx, segment);
+}
+
+/**
+ * Cancels every job not yet finished, in transactions of `limit` jobs: this one marks the first
+ * batch and schedules the next, so any number of jobs is canceled without an unbounded transaction.
+ */
+export const cancelAll = mutation({
+  args: {
+    limit: v.optional(v.number()),
+    before: v.optional(v.number()),
+    config: v.optional(vConfigUpdate),
+  },
+  returns: v.null(),
+  handler: async (ctx, { limit, before, config }) => {
+    const batch = limit ?? DEFAULT_CANCEL_ALL_BATCH;
+    if (!Number.isInteger(batch) || batch < 1) {
+      invalidArgument("limit", "must be a whole number ≥ 1", batch);
+    }
+    if (before !== undefined && !Number.isFinite(before)) {
+      invalidArgument("before", "must be a finite number", before);
+    }
+    if (config) validateConfigUpdate(config, "config.");
+    if (config) await applyConfig(ctx, config);
+    await cancelAllPage(ctx, { limit: batch, before: before ?? Date.now(), phase: "pending" });
+    return null;
+  },
+});
+
+const vCancelAllPhase = v.union(v.literal("pending"), v.literal("running"));
+
+async function cancelAllPage(
+  ctx: MutationCtx,
+  args: { limit: number; before: number; phase: "pending" | "running"; cursor?: string },
+) {
+  const page = await ctx.db
+    .query("work")
+    .withIndex("by_state", (q) => q.eq("state.kind", args.phase))
+    .paginate({ numItems: args.limit, cursor: args.cursor ?? null });
+  let requested = 0;
+  const segment = nextSegment(Date.now());
+  for (const work of page.page) {
+    if (work._creationTime >= args.before) continue;
+    await ctx.db.insert("pendingCancelation", { workId: work._id, segment });
+    requested++;
+  }
+  if (requested > 0) await kickLoop(ctx, segment);
+  if (!page.isDone) {
+    await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
+      ...args,
+      cursor: page.continueCursor,
+    });
+  } else if (args.phase === "pending") {
+    await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
+      limit: args.limit,
+      before: args.before,
+      phase: "running",
+    });
+  }
+}
+
+/** The next page of a cancelAll. */
+export const cancelAllContinue = internalMutation({
+  args: {
+    limit: v.number(),
+    before: v.number(),
+    phase: vCancelAllPhase,
+    cursor: v.optional(v.string()),
+  },
+  returns: v.null(),
+  handler: async (ctx, args) => {
+    await cancelAllPage(ctx, args);
+    return null;
+  },
+});
+
+export const status = query({
+  args: { id: v.string() },
+  returns: vStatusWithResult,
+  handler: async (ctx, { id }) => {
+    const workId = parseWorkId(ctx.db, id);
+    return await deriveStatus(ctx.db, await ctx.db.get(workId));
+  },
+});
+
+export const statusBatch = query({
+  args: { ids: v.array(v.string()) },
+  returns: v.array(vStatusWithResult),
+  handler: async (ctx, { ids }) => {
+    if (ids.length > MAX_STATUS_BATCH) {
+      invalidArgument("ids", `at most ${MAX_STATUS_BATCH} ids per call`, ids.length);
+    }
+    const workIds = ids.map((id, i) => parseWorkId(ctx.db, id, `ids[${i}]`));
+    return await Promise.all(
+      workIds.map(async (workId) => await deriveStatus(ctx.db, await ctx.db.get(workId))),
+    );
+  },
+});

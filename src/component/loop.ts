@@ -1,0 +1,148 @@
+/**
+ * The main loop: one self-rescheduling `main` mutation, fenced by a generation counter. Each pass
+ * drains due completions, cancelations, runs recovery when due, starts work up to maxParallelism,
+ * schedules the sweeper, then schedules itself for the next segment with work — or goes idle.
+ * A `main` whose generation is not the current one is stale and returns at once. Never runs user code
+ * other than onComplete handlers (in sub-transactions) and never reads payload rows.
+ */
+import { v } from "convex/values";
+import { internal } from "./_generated/api.js";
+import { internalMutation } from "./_generated/server.js";
+import { processCancelations } from "./cancel.js";
+import { processCompletions } from "./complete.js";
+import { readConfig } from "./config.js";
+import { createLogger } from "./logging.js";
+import type { LoopState, Pass } from "./pass.js";
+import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
+import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
+import { startWork } from "./start.js";
+import { emptyStats, maybeReport } from "./stats.js";
+import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
+
+/** When the loop runs next. */
+type Wake =
+  | { kind: "now" } // a batch was full: more is due already
+  | { kind: "segment"; segment: number } // sleep until the start of `segment`
+  | { kind: "idle" }; // nothing to do until a caller wakes it
+
+function initialState(now: number): LoopState {
+  return {
+    generation: 0,
+    running: 0,
+    lastRecoveryAt: now,
+    nextSweepAt: now,
+    stats: emptyStats(now),
+  };
+}
+
+export const main = internalMutation({
+  args: { generation: v.number() },
+  returns: v.null(),
+  handler: async (ctx, { generation }) => {
+    const row = await ctx.db.query("loopState").first();
+    const now = Date.now();
+    const config = await readConfig(ctx.db);
+    const log = createLogger(config.logLevel);
+    const expected = row?.generation ?? 0;
+    if (generation !== expected) {
+      log.debug("staleMain", { generation, expected });
+      return null;
+    }
+    const state: LoopState = row
+      ? {
+          generation: row.generation,
+          running: row.running,
+          lastRecoveryAt: row.lastRecoveryAt,
+          nextSweepAt: row.nextSweepAt,
+          stats: row.stats,
+        }
+      : initialState(now);
+    const pass: Pass = { ctx, now, segment: segmentOf(now), config, log, state };
+
+    const moreCompletions = await processCompletions(pass);
+    const moreCancelations = await processCancelations(pass);
+    if (recoveryDue(pass)) await recover(pass);
+    const moreStarts = await startWork(pass);
+    const expiry = await firstExpiry(pass);
+    await maybeScheduleSweep(pass, expiry);
+
+    const wake: Wake =
+      moreCompletions || moreCancelations || moreStarts
+        ? { kind: "now" }
+        : await nextWake(pass, expiry);
+    await maybeReport(pass, wake.kind === "idle");
+    state.generation = generation + 1;
+    await scheduleNext(pass, wake);
+    if (row) await ctx.db.replace(row._id, state);
+    else await ctx.db.insert("loopState", state);
+    if (log && config.logLevel === "DEBUG") {
+      const metrics = await ctx.meta.getTransactionMetrics();
+      log.debug("pass", {
+        generation,
+        running: state.running,
+        wake: wake.kind,
+        documentsRead: metrics.documentsRead.used,
+        documentsWritten: metrics.documentsWritten.used,
+        bytesRead: metrics.bytesRead.used,
+      });
+    }
+    return null;
+  },
+});
+
+/** The earliest segment after this one in which something needs the loop. */
+async function nextWake(pass: Pass, expiry: number | undefined): Promise<Wake> {
+  const { db } = pass.ctx;
+  const after = (q: { gt(field: "segment", value: number): unknown }) => q.gt("segment", pass.segment);
+  const candidates: number[] = [];
+  const firstSegment = async (table: "pendingStart" | "pendingCompletion" | "pendingCancelation") =>
+    (await db
+      .query(table)
+      .withIndex("by_segment", (q) => after(q) as typeof q)
+      .first())?.segment;
+  if (pass.state.running < pass.config.maxParallelism) {
+    const start = await firstSegment("pendingStart");
+    if (start !== undefined) candidates.push(start);
+  }
+  for (const table of ["pendingCompletion", "pendingCancelation"] as const) {
+    const segment = await firstSegment(table);
+    if (segment !== undefined) candidates.push(segment);
+  }
+  const recoveryAt = nextRecoveryAt(pass);
+  if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));
+  if (expiry !== undefined) {
+    candidates.push(segmentForRunAt(Math.max(expiry, pass.state.nextSweepAt), pass.now));
+  }
+  if (candidates.length === 0) return { kind: "idle" };
+  return { kind: "segment", segment: Math.max(pass.segment + 1, Math.min(...candidates)) };
+}
+
+/** Schedules the next `main` and records in `runStatus` whether callers must wake it. */
+async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
+  const { ctx } = pass;
+  const generation = pass.state.generation;
+  const status = await ctx.db.query("runStatus").first();
+  const write = async (next: { state: NonNullable<typeof status>["state"]; generation: number }) => {
+    if (status) await ctx.db.replace(status._id, next);
+    else await ctx.db.insert("runStatus", next);
+  };
+  switch (wake.kind) {
+    case "now":
+    case "segment": {
+      const at = wake.kind === "now" ? pass.now : segmentStart(wake.segment);
+      const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
+      if (wake.kind === "now" || wake.segment === pass.segment + 1) {
+        // Running hot: callers only ever append into the next segment, which the loop will read.
+        if (status?.state.kind !== "running") await write({ state: { kind: "running" }, generation });
+      } else {
+        await write({ state: { kind: "scheduled", segment: wake.segment, scheduledId }, generation });
+      }
+      return;
+    }
+    case "idle":
+      await write({ state: { kind: "idle" }, generation });
+      return;
+    default:
+      wake satisfies never;
+  }
+}

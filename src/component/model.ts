@@ -1,0 +1,109 @@
+/**
+ * The job model: validators (the single source of truth) and the types derived from them for a job's
+ * state, its result, its retry behavior and the pool's config. Pure data; no database access here.
+ *
+ * A job's life, as its `state` field records it (see README.md in this folder for the diagram):
+ *   pending  → running    the loop starts it (only the loop does this)
+ *   pending  → finished   the loop processes a cancelation
+ *   running  → pending    the loop decides a failed attempt gets a retry (after a backoff)
+ *   running  → finished   the loop processes the final completion, or recovery finds the runner dead
+ *                         with no retries left
+ */
+import { v, type Infer } from "convex/values";
+
+/** The three kinds of function the pool can run. */
+export const vFnType = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
+export type FnType = Infer<typeof vFnType>;
+
+/**
+ * How a failed action is retried: attempt n+1 waits about `initialBackoffMs * base^(n-1)` ms, with
+ * jitter. `maxAttempts` counts the first attempt: 2 means one retry.
+ */
+export const vRetryBehavior = v.object({
+  maxAttempts: v.number(),
+  initialBackoffMs: v.number(),
+  base: v.number(),
+});
+export type RetryBehavior = Infer<typeof vRetryBehavior>;
+
+/** The default retry behavior when retries are on and none is given. */
+export const DEFAULT_RETRY_BEHAVIOR: RetryBehavior = {
+  maxAttempts: 5,
+  initialBackoffMs: 250,
+  base: 2,
+};
+
+/** The outcome of a job, as onComplete receives it. */
+export const vResult = v.union(
+  v.object({ kind: v.literal("success"), returnValue: v.any() }),
+  v.object({ kind: v.literal("failed"), error: v.string() }),
+  v.object({ kind: v.literal("canceled") }),
+);
+/** The outcome of a job; `ReturnValue` narrows a success's return value. */
+export type RunResult<ReturnValue = any> =
+  | Exclude<Infer<typeof vResult>, { kind: "success" }>
+  | { kind: "success"; returnValue: ReturnValue };
+
+/** The outcome of one attempt, as a worker reports it (an attempt is never "canceled"). */
+export const vAttemptResult = v.union(
+  v.object({ kind: v.literal("success"), returnValue: v.any() }),
+  v.object({ kind: v.literal("failed"), error: v.string(), nonRetryable: v.optional(v.boolean()) }),
+);
+export type AttemptResult = Infer<typeof vAttemptResult>;
+
+/** Log levels, most verbose first. */
+export const vLogLevel = v.union(
+  v.literal("DEBUG"),
+  v.literal("TRACE"),
+  v.literal("INFO"),
+  v.literal("REPORT"),
+  v.literal("WARN"),
+  v.literal("ERROR"),
+);
+export type LogLevel = Infer<typeof vLogLevel>;
+
+/** The pool's settings as a caller may pass them (every field optional: unset means "keep"). */
+export const vConfigUpdate = v.object({
+  maxParallelism: v.optional(v.number()),
+  logLevel: v.optional(vLogLevel),
+});
+export type ConfigUpdate = Infer<typeof vConfigUpdate>;
+
+/**
+ * Where a job is in its life. Stored on the `work` row; written at enqueue and then only by the loop.
+ * - pending: waiting for a start, in `pendingStart` (first attempt or a retry after its backoff).
+ *   Left by: the loop starting it, or the loop processing a cancelation.
+ * - running: a worker was scheduled (`scheduledId`) at `startedAt`. Left by: the loop processing the
+ *   worker's completion, or recovery finding the worker dead.
+ * - finished: the result is known and onComplete was called. Left by: the sweeper, after the TTL.
+ */
+export const vJobState = v.union(
+  v.object({ kind: v.literal("pending") }),
+  v.object({
+    kind: v.literal("running"),
+    scheduledId: v.id("_scheduled_functions"),
+    startedAt: v.number(),
+  }),
+  v.object({ kind: v.literal("finished"), result: vResult, finishedAt: v.number() }),
+);
+export type JobState = Infer<typeof vJobState>;
+
+/** What `status` reports: the public view of a job's state. */
+export const vStatus = v.union(
+  v.object({ state: v.literal("pending"), previousAttempts: v.number() }),
+  v.object({ state: v.literal("running"), previousAttempts: v.number() }),
+  v.object({ state: v.literal("finished") }),
+);
+export type Status = Infer<typeof vStatus>;
+
+/** The onComplete callback of a job: a function handle to a mutation, plus the caller's context. */
+export const vOnCompleteSpec = v.object({
+  fnHandle: v.string(),
+  context: v.optional(v.any()),
+});
+export type OnCompleteSpec = Infer<typeof vOnCompleteSpec>;
+
+/** Exhaustiveness guard for switches over tagged unions. */
+export function assertNever(value: never, what: string): never {
+  throw new Error(`workpool: unexpected ${what}: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,22 @@
+/**
+ * What one pass of the loop carries from stage to stage: the transaction, the pass's clock and segment,
+ * the config it read, its logger, and the loop state it will write back at the end. Types only.
+ */
+import type { Doc } from "./_generated/dataModel.js";
+import type { MutationCtx } from "./_generated/server.js";
+import type { Config } from "./config.js";
+import type { Logger } from "./logging.js";
+
+export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
+
+export type Pass = {
+  ctx: MutationCtx;
+  /** The pass's clock (ms since epoch), read once. */
+  now: number;
+  /** The segment the pass drains up to, inclusive. */
+  segment: number;
+  config: Config;
+  log: Logger;
+  /** The loop's bookkeeping; stages change it in place and `main` writes it back once. */
+  state: LoopState;
+};

@@ -1,0 +1,55 @@
+/**
+ * The retry decision, as pure functions: how long a failed attempt waits, and what a completion
+ * means for the job. No database access; unit-tested on their own (retry.test.ts).
+ */
+import type { AttemptResult, RetryBehavior, RunResult } from "./model.js";
+
+/** How far the jitter may move a backoff, as a fraction of it either way. ±50% spreads a burst of
+ * failures over time so that their retries do not arrive together. */
+export const JITTER_FRACTION = 0.5;
+
+/**
+ * The wait before attempt `failedAttempts + 1`, after `failedAttempts` (≥ 1) failed attempts:
+ * `initialBackoffMs * base^(failedAttempts-1)`, scaled by a factor in [1 - JITTER, 1 + JITTER).
+ * `random` is a number in [0, 1), e.g. Math.random().
+ */
+export function nextRetryDelayMs(
+  failedAttempts: number,
+  behavior: RetryBehavior,
+  random: number,
+): number {
+  const nominal = behavior.initialBackoffMs * Math.pow(behavior.base, failedAttempts - 1);
+  const factor = 1 - JITTER_FRACTION + 2 * JITTER_FRACTION * random;
+  return Math.round(nominal * factor);
+}
+
+/** What the loop does with a reported attempt. */
+export type CompletionDecision =
+  | { kind: "retry"; delayMs: number }
+  | { kind: "finish"; result: RunResult };
+
+/**
+ * Decides the fate of a job after attempt number `attempt` ended with `outcome`.
+ * Retries only a retryable failure of a job that has a retry behavior, attempts left and no cancel;
+ * a job canceled while running reports its real outcome unless that outcome would have been retried,
+ * in which case it reports "canceled".
+ */
+export function decideCompletion(
+  outcome: AttemptResult,
+  job: { attempt: number; retryBehavior?: RetryBehavior; canceled?: boolean },
+  random: number,
+): CompletionDecision {
+  if (outcome.kind === "success") {
+    return { kind: "finish", result: { kind: "success", returnValue: outcome.returnValue } };
+  }
+  const behavior = job.retryBehavior;
+  const retryable =
+    !outcome.nonRetryable && behavior !== undefined && job.attempt < behavior.maxAttempts;
+  if (!retryable) {
+    return { kind: "finish", result: { kind: "failed", error: outcome.error } };
+  }
+  if (job.canceled) {
+    return { kind: "finish", result: { kind: "canceled" } };
+  }
+  return { kind: "retry", delayMs: nextRetryDelayMs(job.attempt, behavior, random) };
+}

@@ -1,0 +1,167 @@
+/**
+ * The component's tables. Outside callers (enqueue, cancel, workers) only ever append rows to the
+ * three pending tables, into time segments the loop is not reading; only the loop (`loop.ts`) moves a
+ * job into or out of "running" and drains those tables.
+ */
+import { defineSchema, defineTable } from "convex/server";
+import { v } from "convex/values";
+import {
+  vAttemptResult,
+  vFnType,
+  vJobState,
+  vLogLevel,
+  vOnCompleteSpec,
+  vRetryBehavior,
+} from "./model.js";
+
+export default defineSchema({
+  /**
+   * One row per job, the job's identity (its id is the WorkId) and its state.
+   * Written by: enqueue (insert), the loop (state changes, attempts, the canceled mark), the sweeper
+   * (delete). Read by: the loop (by id), status, the action/mutation workers never (they get what they
+   * need as arguments), cancelAll (by state).
+   * Deleted by: the sweeper, once `expiresAt` passes (statusTtl after the job finished); never, when
+   * the TTL is infinite.
+   */
+  work: defineTable({
+    fnType: vFnType,
+    fnHandle: v.string(),
+    /** The function's path, e.g. "emails:send", for logs. */
+    fnName: v.string(),
+    /** The arguments, when small; undefined when they live in `payloads` (see `payloadId`). */
+    fnArgs: v.optional(v.any()),
+    /** Set when args or context are large: they live in this payload row, which the loop never reads. */
+    payloadId: v.optional(v.id("payloads")),
+    /** Attempts made so far (finished or given up on); the next attempt is number `attempts + 1`. */
+    attempts: v.number(),
+    /** Undefined means "never retry" (mutations, queries, and actions enqueued without retry). */
+    retryBehavior: v.optional(vRetryBehavior),
+    /** The callback; its context is undefined here when it lives in `payloads`. */
+    onComplete: v.optional(vOnCompleteSpec),
+    /** True once a cancel was processed while the job ran: it will not be retried. */
+    canceled: v.optional(v.boolean()),
+    /** How long after finishing the row stays readable; undefined means forever. */
+    statusTtlMs: v.optional(v.number()),
+    state: vJobState,
+    /** Set when a successful result's return value was large: it lives in this payload row. */
+    resultPayloadId: v.optional(v.id("payloads")),
+    /** When the sweeper may delete this finished row; undefined while unfinished or kept forever. */
+    expiresAt: v.optional(v.number()),
+  })
+    .index("by_state", ["state.kind", "state.startedAt"])
+    .index("by_expiresAt", ["expiresAt"]),
+
+  /**
+   * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.
+   * Written by: enqueue (args, context), workers (a large return value). Read by: workers (args), the
+   * onComplete delivery of large jobs, `result`. Deleted: args when the job finishes; the rest with
+   * its work row by the sweeper.
+   */
+  payloads: defineTable({
+    fnArgs: v.optional(v.any()),
+    context: v.optional(v.any()),
+    returnValue: v.optional(v.any()),
+  }),
+
+  /**
+   * Jobs waiting to start: one row per pending attempt, at the segment it may start in.
+   * Written by: enqueue (into the next segment, or the segment of `runAt`), the loop (a retry, at the
+   * segment its backoff ends). Read by: the loop (due segments), status and cancel (by workId).
+   * Deleted by: the loop, when it starts the job or processes its cancelation.
+   */
+  pendingStart: defineTable({
+    workId: v.id("work"),
+    /** When the attempt became due (enqueue time, runAt, or the end of a retry's backoff). */
+    runAt: v.number(),
+    segment: v.number(),
+  })
+    .index("by_segment", ["segment"])
+    .index("by_workId", ["workId"]),
+
+  /**
+   * Finished attempts waiting for the loop: one row per attempt a worker reported.
+   * Written by: workers (the action worker through `worker.complete`; the mutation/query worker in its
+   * own transaction), always into the next segment. Read by: the loop. Deleted by: the loop, when it
+   * processes the completion (retry or finish).
+   */
+  pendingCompletion: defineTable({
+    workId: v.id("work"),
+    /** The attempt this result belongs to (1-based); a result for any other attempt is stale. */
+    attempt: v.number(),
+    result: vAttemptResult,
+    /** Set when the return value was too large to keep inline: it lives in this payload row. */
+    returnValuePayloadId: v.optional(v.id("payloads")),
+    segment: v.number(),
+  }).index("by_segment", ["segment"]),
+
+  /**
+   * Cancel requests waiting for the loop. Written by: cancel and cancelAll, into the next segment.
+   * Read by: the loop. Deleted by: the loop, when it processes the request.
+   */
+  pendingCancelation: defineTable({
+    workId: v.id("work"),
+    segment: v.number(),
+  }).index("by_segment", ["segment"]),
+
+  /**
+   * The pool's settings; one row (the singleton), created on first use.
+   * Written by: `config.update`, and enqueue/cancel when the client's options differ from it.
+   * Read by: the loop (each pass), enqueue. Never deleted.
+   */
+  config: defineTable({
+    maxParallelism: v.number(),
+    logLevel: vLogLevel,
+  }),
+
+  /**
+   * Whether the loop needs waking; one row (the singleton). Read by every enqueue, cancel and
+   * completion; written only on a transition (the loop going idle or to sleep until a later segment,
+   * or a caller waking it), so that callers do not conflict with the running loop's own writes.
+   * Never deleted.
+   */
+  runStatus: defineTable({
+    state: v.union(
+      /** The loop is scheduled for the next segment: callers need do nothing. */
+      v.object({ kind: v.literal("running") }),
+      /** The loop sleeps until `segment`; a caller with earlier work wakes it. */
+      v.object({
+        kind: v.literal("scheduled"),
+        segment: v.number(),
+        scheduledId: v.id("_scheduled_functions"),
+      }),
+      /** Nothing to do and nothing scheduled: the next caller wakes the loop. */
+      v.object({ kind: v.literal("idle") }),
+    ),
+    /** The generation a caller must pass to `main` when it wakes the loop. */
+    generation: v.number(),
+  }),
+
+  /**
+   * The loop's own bookkeeping; one row (the singleton). Written and read only by `main`, so callers
+   * never conflict with it. Never deleted.
+   */
+  loopState: defineTable({
+    /** The generation the next `main` must carry; any other `main` is stale and returns at once. */
+    generation: v.number(),
+    /** Jobs in state "running" (started, completion not yet processed). */
+    running: v.number(),
+    /** When recovery last ran (ms since epoch). */
+    lastRecoveryAt: v.number(),
+    /** The loop schedules no sweep before this time (ms since epoch). */
+    nextSweepAt: v.number(),
+    /** Counters since the last report; see stats.ts. */
+    stats: v.object({
+      since: v.number(),
+      started: v.number(),
+      succeeded: v.number(),
+      failed: v.number(),
+      retried: v.number(),
+      canceled: v.number(),
+      recovered: v.number(),
+      staleCompletions: v.number(),
+      onCompleteFailures: v.number(),
+      startLagMsTotal: v.number(),
+      startLagMsMax: v.number(),
+    }),
+  }),
+});

@@ -1,0 +1,29 @@
+/**
+ * Time segments: the short slices of time that the pending tables are indexed by. Callers append into
+ * a segment after the one the loop may be reading, so their inserts never land in a range the running
+ * loop has read. Pure arithmetic; owns no state.
+ */
+
+/** One slice of time. 100 ms keeps the start lag of an idle pool under a tenth of a second while
+ * letting one loop pass batch everything that arrived during the slice. */
+export const SEGMENT_MS = 100;
+
+/** The segment that contains the instant `ms`. */
+export function segmentOf(ms: number): number {
+  return Math.floor(ms / SEGMENT_MS);
+}
+
+/** The first segment a caller may write into at `now`: the loop reads up to `segmentOf(now)`. */
+export function nextSegment(now: number): number {
+  return segmentOf(now) + 1;
+}
+
+/** The segment a job due at `runAt` goes in: never before the next one, never before it is due. */
+export function segmentForRunAt(runAt: number, now: number): number {
+  return Math.max(nextSegment(now), Math.ceil(runAt / SEGMENT_MS));
+}
+
+/** The instant a segment starts. */
+export function segmentStart(segment: number): number {
+  return segment * SEGMENT_MS;
+}

@@ -1,0 +1,59 @@
+/**
+ * Input rules, checked before anything is written. Each check throws `invalidArgument` naming the
+ * argument and the rule. Pure; shared by the component's public functions and the client.
+ */
+import { invalidArgument } from "./errors.js";
+import type { RetryBehavior } from "./model.js";
+
+/** The largest args + context a job may carry: Convex's limit on a function's arguments. */
+export const MAX_PAYLOAD_BYTES = 1_000_000;
+
+export function validateMaxParallelism(value: number, argument = "maxParallelism"): void {
+  if (!Number.isFinite(value) || !Number.isInteger(value) || value < 0) {
+    invalidArgument(argument, "must be a whole number ≥ 0", value);
+  }
+}
+
+export function validateRetryBehavior(value: RetryBehavior, argument = "retryBehavior"): void {
+  if (!Number.isInteger(value.maxAttempts) || value.maxAttempts < 1) {
+    invalidArgument(`${argument}.maxAttempts`, "must be a whole number ≥ 1", value.maxAttempts);
+  }
+  if (!Number.isFinite(value.initialBackoffMs) || value.initialBackoffMs < 0) {
+    invalidArgument(
+      `${argument}.initialBackoffMs`,
+      "must be a finite number ≥ 0",
+      value.initialBackoffMs,
+    );
+  }
+  if (!Number.isFinite(value.base) || value.base < 1) {
+    invalidArgument(`${argument}.base`, "must be a finite number ≥ 1", value.base);
+  }
+}
+
+/** Checks `runAt` / `runAfter` and returns when the job may start (ms since epoch). */
+export function resolveRunAt(
+  opts: { runAt?: number; runAfter?: number },
+  now: number,
+): number {
+  if (opts.runAt !== undefined && opts.runAfter !== undefined) {
+    invalidArgument("runAt/runAfter", "give at most one of runAt and runAfter", "both");
+  }
+  if (opts.runAt !== undefined) {
+    if (!Number.isFinite(opts.runAt)) invalidArgument("runAt", "must be a finite number", opts.runAt);
+    return opts.runAt;
+  }
+  if (opts.runAfter !== undefined) {
+    if (!Number.isFinite(opts.runAfter)) {
+      invalidArgument("runAfter", "must be a finite number", opts.runAfter);
+    }
+    return now + Math.max(0, opts.runAfter);
+  }
+  return now;
+}
+
+export function validateStatusTtl(value: number | undefined, argument = "statusTtl"): void {
+  if (value === undefined || value === Number.POSITIVE_INFINITY) return;
+  if (!Number.isFinite(value) || value < 0) {
+    invalidArgument(argument, "must be a number ≥ 0 or Infinity", value);
+  }
+}
