@@ -3,6 +3,7 @@
  * small steps so that scheduled functions (the loop, workers, sleeping actions) run as time passes.
  */
 import { convexTest } from "convex-test";
+import { anyApi } from "convex/server";
 import { vi } from "vitest";
 import { register } from "../src/test.js";
 import schema from "./app/schema.js";
@@ -40,3 +41,48 @@ export async function inComponent<R>(t: any, fn: (ctx: any) => Promise<R>): Prom
   return await t.runInComponent("workpool", fn);
 }
 
+
+type Kind = "action" | "mutation" | "query";
+
+/** Enqueues jobs through the test app's client calls; returns their ids. */
+export async function enqueue(
+  t: any,
+  kind: Kind,
+  argsList: Array<Record<string, unknown>>,
+  extra: { poolOptions?: object; options?: object; onComplete?: string; batch?: boolean } = {},
+): Promise<string[]> {
+  return await t.mutation(anyApi.pool.enqueue, { kind, argsList, onComplete: "onComplete", ...extra });
+}
+
+/** What onComplete received, per workId, in call order. */
+export async function completions(t: any): Promise<Array<{ workId: string; context: any; result: any }>> {
+  return await t.run(async (ctx: any) => await ctx.db.query("completions").collect());
+}
+
+/** How many jobs are in each state, read from the component's `work` table. */
+export async function jobStates(t: any): Promise<Record<string, number>> {
+  const work = await inComponent(t, async (ctx) => await ctx.db.query("work").collect());
+  const counts: Record<string, number> = { pending: 0, running: 0, finished: 0 };
+  for (const w of work) counts[w.state.kind]++;
+  return counts;
+}
+
+/** Every row of the component's per-job tables, for before/after comparisons. */
+export async function componentRows(t: any) {
+  return await inComponent(t, async (ctx) => {
+    const rows: Record<string, unknown[]> = {};
+    for (const table of ["work", "payloads", "pendingStart", "pendingCompletion", "pendingCancelation", "config"]) {
+      rows[table] = await ctx.db.query(table).collect();
+    }
+    return rows;
+  });
+}
+
+/** Advances time in steps, calling `check` after each step (e.g. to assert an invariant). */
+export async function runChecking(t: any, ms: number, check: () => Promise<void>, stepMs = 10) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await runFor(t, Math.min(stepMs, end - Date.now()), stepMs);
+    await check();
+  }
+}

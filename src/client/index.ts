@@ -86,7 +86,7 @@ export function vOnCompleteArgs<
   const ret = (returnValue ?? v.any()) as VReturn;
   return v.object({
     workId: vWorkId,
-    context: (context ?? v.any()) as VContext,
+    context: (context ?? v.optional(v.any())) as VContext,
     result: v.union(
       v.object({ kind: v.literal("success"), returnValue: ret }),
       v.object({ kind: v.literal("failed"), error: v.string() }),

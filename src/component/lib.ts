@@ -34,8 +34,9 @@ const vStatusWithResult = v.union(
 
 export const enqueue = mutation({
   args: { ...vEnqueueItem.fields, config: vConfigUpdate },
-  returns: v.id("work"),
-  handler: async (ctx, { config, ...item }) => {
+  // A WorkId is a plain string to callers (component ids are opaque outside the component).
+  returns: v.string(),
+  handler: async (ctx, { config, ...item }): Promise<string> => {
     const now = Date.now();
     validateConfigUpdate(config, "config.");
     const runAt = validateEnqueueItem(item, now);
@@ -48,8 +49,8 @@ export const enqueue = mutation({
 
 export const enqueueBatch = mutation({
   args: { items: v.array(vEnqueueItem), config: vConfigUpdate },
-  returns: v.array(v.id("work")),
-  handler: async (ctx, { items, config }) => {
+  returns: v.array(v.string()),
+  handler: async (ctx, { items, config }): Promise<string[]> => {
     const now = Date.now();
     if (items.length > MAX_ENQUEUE_BATCH) {
       invalidArgument("items", `at most ${MAX_ENQUEUE_BATCH} jobs per call`, items.length);

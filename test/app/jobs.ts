@@ -65,7 +65,7 @@ export const query = queryGeneric({
 
 /** onComplete: records what it received. */
 export const onComplete = internalMutationGeneric({
-  args: { workId: v.string(), context: v.any(), result: v.any() },
+  args: { workId: v.string(), context: v.optional(v.any()), result: v.any() },
   handler: async (ctx, args) => {
     await ctx.db.insert("completions", args);
   },
@@ -73,7 +73,7 @@ export const onComplete = internalMutationGeneric({
 
 /** onComplete that always throws (after writing, to show its writes roll back). */
 export const onCompleteThrows = internalMutationGeneric({
-  args: { workId: v.string(), context: v.any(), result: v.any() },
+  args: { workId: v.string(), context: v.optional(v.any()), result: v.any() },
   handler: async (ctx, args) => {
     await ctx.db.insert("completions", args);
     throw new Error("onComplete handler failed");

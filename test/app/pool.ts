@@ -70,3 +70,10 @@ export const statusBatch = queryGeneric({
   args: { ids: v.array(v.string()) },
   handler: async (ctx, { ids }) => await pool({}).statusBatch(ctx, ids as WorkId[]),
 });
+
+export const updateConfig = mutationGeneric({
+  args: { maxParallelism: v.optional(v.number()) },
+  handler: async (ctx, args) => {
+    await ctx.runMutation(components.workpool.config.update, args);
+  },
+});

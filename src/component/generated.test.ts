@@ -1,0 +1,62 @@
+// Catches drift between the hand-written `_generated/` files and the real modules and exports.
+import { describe, expect, it } from "vitest";
+import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
+import type { ComponentApi } from "./_generated/component.js";
+import type * as config from "./config.js";
+import type * as lib from "./lib.js";
+import apiSource from "./_generated/api.ts?raw";
+
+const modules = import.meta.glob(["./*.ts", "!./*.test.ts"], { eager: true }) as Record<string, Record<string, any>>;
+const NOT_FUNCTION_MODULES = ["schema", "convex.config"];
+const moduleNames = Object.keys(modules)
+  .map((path) => path.replace(/^\.\//, "").replace(/\.ts$/, ""))
+  .filter((name) => !name.endsWith(".test") && !NOT_FUNCTION_MODULES.includes(name))
+  .sort();
+
+describe("_generated/api.ts", () => {
+  it("imports exactly the component's modules", () => {
+    const imported = [...apiSource.matchAll(/import type \* as (\w+) from "\.\.\/(\w+)\.js";/g)].map(
+      (m) => m[2],
+    );
+    expect(imported.sort()).toEqual(moduleNames);
+    const listed = [...apiSource.matchAll(/^ {2}(\w+): typeof (\w+);$/gm)].map((m) => m[1]);
+    expect(listed.sort()).toEqual(moduleNames);
+  });
+});
+
+describe("_generated/component.ts", () => {
+  it("lists exactly the public functions", () => {
+    const publicFns: string[] = [];
+    for (const [path, exports] of Object.entries(modules)) {
+      for (const [name, value] of Object.entries(exports)) {
+        if (value && typeof value === "function" && value.isPublic) {
+          publicFns.push(`${path.replace(/^\.\//, "").replace(/\.ts$/, "")}.${name}`);
+        }
+      }
+    }
+    expect(publicFns.sort()).toEqual([
+      "config.update",
+      "lib.cancel",
+      "lib.cancelAll",
+      "lib.enqueue",
+      "lib.enqueueBatch",
+      "lib.status",
+      "lib.statusBatch",
+    ]);
+  });
+
+  it("has the argument and return types of the real functions (checked by tsc)", () => {
+    type Shape<T> = T extends FunctionReference<infer Kind, any, infer Args, infer Returns, any>
+      ? { kind: Kind; args: Args; returns: Returns }
+      : never;
+    type Shapes<Api> = { [M in keyof Api]: { [F in keyof Api[M]]: Shape<Api[M][F]> } };
+    type Real = FilterApi<
+      ApiFromModules<{ config: typeof config; lib: typeof lib }>,
+      FunctionReference<any, "public">
+    >;
+    type Equal<X, Y> =
+      (<V>() => V extends X ? 1 : 2) extends <V>() => V extends Y ? 1 : 2 ? true : false;
+    const same: Equal<Shapes<Real>, Shapes<ComponentApi>> = true;
+    expect(same).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+// Unit tests of the pure retry decision: no database, no clock.
+import { describe, expect, it } from "vitest";
+import { decideCompletion, JITTER_FRACTION, nextRetryDelayMs } from "./retry.js";
+
+const behavior = { maxAttempts: 4, initialBackoffMs: 250, base: 2 };
+
+describe("nextRetryDelayMs", () => {
+  it("waits initialBackoffMs * base^(n-1), within the jitter bounds", () => {
+    for (const failed of [1, 2, 3]) {
+      const nominal = 250 * 2 ** (failed - 1);
+      expect(nextRetryDelayMs(failed, behavior, 0)).toBe(Math.round(nominal * (1 - JITTER_FRACTION)));
+      expect(nextRetryDelayMs(failed, behavior, 0.5)).toBe(nominal);
+      expect(nextRetryDelayMs(failed, behavior, 0.999999)).toBeLessThanOrEqual(
+        Math.round(nominal * (1 + JITTER_FRACTION)),
+      );
+    }
+  });
+});
+
+describe("decideCompletion", () => {
+  const failed = { kind: "failed" as const, error: "boom" };
+
+  it("finishes a success with its return value", () => {
+    expect(decideCompletion({ kind: "success", returnValue: 7 }, { attempt: 1 }, 0.5)).toEqual({
+      kind: "finish",
+      result: { kind: "success", returnValue: 7 },
+    });
+  });
+
+  it("retries a failure while attempts remain", () => {
+    const decision = decideCompletion(failed, { attempt: 3, retryBehavior: behavior }, 0.5);
+    expect(decision).toEqual({ kind: "retry", delayMs: 1000 });
+  });
+
+  it("fails after maxAttempts attempts", () => {
+    expect(decideCompletion(failed, { attempt: 4, retryBehavior: behavior }, 0.5)).toEqual({
+      kind: "finish",
+      result: { kind: "failed", error: "boom" },
+    });
+  });
+
+  it("never retries without a retry behavior", () => {
+    expect(decideCompletion(failed, { attempt: 1 }, 0.5).kind).toBe("finish");
+  });
+
+  it("never retries a NonRetryableError", () => {
+    const decision = decideCompletion(
+      { ...failed, nonRetryable: true },
+      { attempt: 1, retryBehavior: behavior },
+      0.5,
+    );
+    expect(decision).toEqual({ kind: "finish", result: { kind: "failed", error: "boom" } });
+  });
+
+  it("reports canceled for a canceled job that would have retried", () => {
+    const decision = decideCompletion(failed, { attempt: 1, retryBehavior: behavior, canceled: true }, 0.5);
+    expect(decision).toEqual({ kind: "finish", result: { kind: "canceled" } });
+  });
+
+  it("reports the real outcome of a canceled job that succeeded", () => {
+    const decision = decideCompletion(
+      { kind: "success", returnValue: null },
+      { attempt: 1, retryBehavior: behavior, canceled: true },
+      0.5,
+    );
+    expect(decision).toEqual({ kind: "finish", result: { kind: "success", returnValue: null } });
+  });
+});

@@ -1,0 +1,375 @@
+/**
+ * Specifications of the pool's behavior, end to end through the client, on convex-test with a virtual
+ * clock: `setup()` fakes timers, `runFor` advances time in 10 ms steps so that the loop, the workers
+ * and sleeping actions run as time passes.
+ */
+import { anyApi } from "convex/server";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import {
+  completions,
+  componentRows,
+  enqueue,
+  inComponent,
+  jobStates,
+  runChecking,
+  runFor,
+  setup,
+} from "./helpers.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+const keys = (n: number, prefix = "j") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+describe("parallelism", () => {
+  for (const kind of ["action", "mutation", "query"] as const) {
+    it(`never runs more than maxParallelism ${kind}s at once`, async () => {
+      const t = setup();
+      const limit = 3;
+      await enqueue(t, kind, keys(12).map((key) => ({ key, ms: 200 })), {
+        poolOptions: { maxParallelism: limit },
+      });
+      let highest = 0;
+      await runChecking(t, 3000, async () => {
+        const { running } = await jobStates(t);
+        highest = Math.max(highest, running);
+        expect(running).toBeLessThanOrEqual(limit);
+      });
+      expect(probe.maxRunning).toBeLessThanOrEqual(limit);
+      expect(highest).toBe(limit);
+      expect(await completions(t)).toHaveLength(12);
+    });
+  }
+});
+
+describe("onComplete", () => {
+  it("is called exactly once per job with success, failed and canceled results", async () => {
+    const t = setup();
+    const ok = await enqueue(t, "action", [{ key: "ok", ms: 100 }]);
+    const bad = await enqueue(t, "action", [{ key: "bad", failTimes: 9 }]);
+    const later = await enqueue(t, "action", [{ key: "later" }], { options: { runAfter: 5000 } });
+    await t.mutation(anyApi.pool.cancel, { id: later[0] });
+    await runFor(t, 10_000);
+    const byId = new Map((await completions(t)).map((c) => [c.workId, c]));
+    expect((await completions(t)).length).toBe(3);
+    expect(byId.get(ok[0])?.result).toEqual({ kind: "success", returnValue: "ok" });
+    expect(byId.get(bad[0])?.result).toEqual({ kind: "failed", error: expect.stringContaining("failed attempt 1") });
+    expect(byId.get(later[0])?.result).toEqual({ kind: "canceled" });
+    expect(probe.attempts.get("later")).toBeUndefined();
+  });
+
+  it("reports canceled exactly once for a job canceled while backing off", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "action", [{ key: "flaky", failTimes: 9 }], {
+      options: { retry: { maxAttempts: 5, initialBackoffMs: 2000, base: 2 } },
+    });
+    await runFor(t, 500);
+    expect(probe.attempts.get("flaky")).toBe(1);
+    expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "pending", previousAttempts: 1 });
+    await t.mutation(anyApi.pool.cancel, { id });
+    await runFor(t, 10_000);
+    expect(probe.attempts.get("flaky")).toBe(1);
+    expect(await completions(t)).toEqual([expect.objectContaining({ workId: id, result: { kind: "canceled" } })]);
+  });
+
+  it("lets a job canceled while running finish, without retrying it", async () => {
+    const t = setup();
+    const [good, flaky] = await enqueue(
+      t,
+      "action",
+      [
+        { key: "good", ms: 1000 },
+        { key: "flaky", ms: 1000, failTimes: 9 },
+      ],
+      { options: { retry: true } },
+    );
+    await runFor(t, 300);
+    expect(probe.running).toBe(2);
+    await t.mutation(anyApi.pool.cancel, { id: good });
+    await t.mutation(anyApi.pool.cancel, { id: flaky });
+    await runFor(t, 5000);
+    const byId = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    expect(byId.get(good)).toEqual({ kind: "success", returnValue: "good" });
+    expect(byId.get(flaky)).toEqual({ kind: "canceled" });
+    expect(probe.attempts.get("flaky")).toBe(1);
+    expect((await completions(t)).length).toBe(2);
+  });
+
+  it("keeps going when an onComplete handler throws, and rolls back its writes", async () => {
+    const t = setup();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    await enqueue(t, "mutation", [{ key: "a" }], { onComplete: "onCompleteThrows" });
+    const [next] = await enqueue(t, "mutation", [{ key: "b" }]);
+    await runFor(t, 1000);
+    const all = await completions(t);
+    expect(all.map((c) => c.workId)).toEqual([next]);
+    expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 2 });
+    expect(console.error).toHaveBeenCalledWith(expect.stringContaining("onCompleteFailed"));
+  });
+
+  it("passes a large context to onComplete without the loop reading it", async () => {
+    const t = setup();
+    const big = "x".repeat(600_000);
+    const [id] = await enqueue(t, "action", [{ key: "big", value: "small" }], { options: { context: { big } } });
+    const payloads = await inComponent(t, async (ctx) => await ctx.db.query("payloads").collect());
+    expect(payloads).toHaveLength(1);
+    await runFor(t, 1000);
+    const [done] = await completions(t);
+    expect(done.workId).toBe(id);
+    expect(done.context.big.length).toBe(600_000);
+  });
+});
+
+describe("retries", () => {
+  it("does not retry unless enabled", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "once", failTimes: 1 }]);
+    await runFor(t, 5000);
+    expect(probe.attempts.get("once")).toBe(1);
+    expect((await completions(t))[0].result.kind).toBe("failed");
+  });
+
+  it("makes at most maxAttempts attempts, waiting within the jitter bounds", async () => {
+    const t = setup();
+    const behavior = { maxAttempts: 4, initialBackoffMs: 1000, base: 2 };
+    await enqueue(t, "action", [{ key: "r", failTimes: 99 }], { options: { retry: behavior } });
+    await runFor(t, 30_000);
+    const starts = probe.starts.get("r")!;
+    expect(starts).toHaveLength(4);
+    for (let n = 1; n < starts.length; n++) {
+      const nominal = 1000 * 2 ** (n - 1);
+      const waited = starts[n] - starts[n - 1];
+      // Jitter is ±50%; the loop adds up to one segment (100 ms) plus worker scheduling.
+      expect(waited).toBeGreaterThanOrEqual(nominal * 0.5);
+      expect(waited).toBeLessThanOrEqual(nominal * 1.5 + 250);
+    }
+    expect((await completions(t))[0].result).toEqual({ kind: "failed", error: expect.stringContaining("attempt 4") });
+  });
+
+  it("succeeds after transient failures with retryActionsByDefault", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "t", failTimes: 2 }], { poolOptions: { retryActionsByDefault: true } });
+    await runFor(t, 10_000);
+    expect(probe.attempts.get("t")).toBe(3);
+    expect((await completions(t))[0].result).toEqual({ kind: "success", returnValue: "t" });
+  });
+
+  it("stops at once on NonRetryableError", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "nr", failTimes: 9, nonRetryable: true }], { options: { retry: true } });
+    await runFor(t, 10_000);
+    expect(probe.attempts.get("nr")).toBe(1);
+    expect((await completions(t))[0].result).toEqual({ kind: "failed", error: "job nr failed attempt 1" });
+  });
+});
+
+describe("status", () => {
+  it("goes pending → running → finished with previousAttempts", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "action", [{ key: "s", ms: 500, failTimes: 1 }], {
+      options: { retry: { maxAttempts: 3, initialBackoffMs: 1000, base: 2 } },
+    });
+    const seen: string[] = [];
+    await runChecking(t, 5000, async () => {
+      const s = await t.query(anyApi.pool.status, { id });
+      const label = s.state === "finished" ? "finished" : `${s.state}/${s.previousAttempts}`;
+      if (seen.at(-1) !== label) seen.push(label);
+    }, 20);
+    expect(seen).toEqual(["pending/0", "running/0", "pending/1", "running/1", "finished"]);
+    expect(await t.query(anyApi.pool.status, { id })).toEqual({
+      state: "finished",
+      result: { kind: "success", returnValue: "s" },
+    });
+  });
+
+  it("returns statuses in input order in a batch", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "mutation", [{ key: "a" }, { key: "b" }], { batch: true });
+    const later = await enqueue(t, "mutation", [{ key: "c" }], { options: { runAfter: 60_000 } });
+    await runFor(t, 500);
+    const statuses = await t.query(anyApi.pool.statusBatch, { ids: [later[0], ...ids] });
+    expect(statuses.map((s: any) => s.state)).toEqual(["pending", "finished", "finished"]);
+  });
+});
+
+describe("batch enqueue", () => {
+  it("returns ids in input order", async () => {
+    const t = setup();
+    const names = keys(25, "b");
+    const ids = await enqueue(t, "action", names.map((key) => ({ key })), { batch: true });
+    await runFor(t, 2000);
+    const byId = new Map((await completions(t)).map((c) => [c.workId, c.result.returnValue]));
+    expect(ids.map((id) => byId.get(id))).toEqual(names);
+  });
+});
+
+describe("config", () => {
+  it("maxParallelism 0 pauses starting; raising it resumes", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "p" }], { poolOptions: { maxParallelism: 0 } });
+    await runFor(t, 2000);
+    expect(probe.attempts.get("p")).toBeUndefined();
+    expect(await jobStates(t)).toMatchObject({ pending: 1 });
+    await t.mutation(anyApi.pool.enqueue, { kind: "action", argsList: [{ key: "q" }], poolOptions: { maxParallelism: 1 } });
+    await runFor(t, 2000);
+    expect(probe.attempts.get("p")).toBe(1);
+    expect(probe.attempts.get("q")).toBe(1);
+  });
+
+  it("config.update changes parallelism at run time", async () => {
+    const t = setup();
+    await enqueue(t, "action", keys(6).map((key) => ({ key, ms: 1000 })), { poolOptions: { maxParallelism: 1 } });
+    await runFor(t, 500);
+    expect(probe.running).toBe(1);
+    await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 3 });
+    await runFor(t, 300);
+    expect(probe.running).toBe(3);
+    await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 0 });
+    await runFor(t, 5000);
+    expect(probe.attempts.size).toBe(3);
+    expect(probe.running).toBe(0);
+    expect(await jobStates(t)).toEqual({ pending: 3, running: 0, finished: 3 });
+  });
+});
+
+describe("runAt and runAfter", () => {
+  for (const [name, options] of [
+    ["runAfter", { runAfter: 2345 }],
+    ["runAt", { runAt: Date.parse("2026-01-01T00:00:02.345Z") }],
+  ] as const) {
+    it(`${name} starts the job within one segment of its time, never early`, async () => {
+      const t = setup();
+      const due = Date.now() + 2345;
+      await enqueue(t, "action", [{ key: "d" }], { options });
+      await runFor(t, 4000);
+      const [start] = probe.starts.get("d")!;
+      expect(start).toBeGreaterThanOrEqual(due);
+      expect(start - due).toBeLessThanOrEqual(100 + 20);
+    });
+  }
+});
+
+describe("recovery", () => {
+  it("retries a job whose runner died without reporting", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const [id] = await enqueue(t, "action", [{ key: "lost", ms: 100 }], { options: { retry: true } });
+    // The worker is scheduled but dies before it runs: cancel its scheduled function.
+    await runFor(t, 100);
+    await inComponent(t, async (ctx) => {
+      const work = await ctx.db.get(id);
+      expect(work.state.kind).toBe("running");
+      await ctx.scheduler.cancel(work.state.scheduledId);
+    });
+    await runFor(t, 60_000, 100);
+    expect(probe.attempts.get("lost")).toBe(1);
+    expect(await completions(t)).toEqual([
+      expect.objectContaining({ workId: id, result: { kind: "success", returnValue: "lost" } }),
+    ]);
+  });
+
+  it("fails a job whose runner died when it has no retries", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const [id] = await enqueue(t, "mutation", [{ key: "m" }]);
+    await runFor(t, 100);
+    await inComponent(t, async (ctx) => {
+      const work = await ctx.db.get(id);
+      if (work.state.kind === "running") await ctx.scheduler.cancel(work.state.scheduledId);
+    });
+    await runFor(t, 60_000, 100);
+    const [done] = await completions(t);
+    expect(done.workId).toBe(id);
+    expect(["success", "failed"]).toContain(done.result.kind);
+    expect(await jobStates(t)).toMatchObject({ running: 0, finished: 1 });
+  });
+});
+
+describe("main loop", () => {
+  it("a duplicate main for the same generation does not start work twice", async () => {
+    const t = setup();
+    await enqueue(t, "action", keys(5).map((key) => ({ key, ms: 500 })), { poolOptions: { maxParallelism: 10 } });
+    await inComponent(t, async (ctx) => {
+      const status = await ctx.db.query("runStatus").first();
+      const { internal } = await import("../src/component/_generated/api.js");
+      // The loop was woken with `status.generation`; schedule two more for the same generation.
+      await ctx.scheduler.runAfter(0, internal.loop.main, { generation: status.generation });
+      await ctx.scheduler.runAfter(0, internal.loop.main, { generation: status.generation });
+    });
+    await runFor(t, 3000);
+    for (const key of keys(5)) expect(probe.attempts.get(key)).toBe(1);
+    expect(await completions(t)).toHaveLength(5);
+    const state = await inComponent(t, async (ctx) => await ctx.db.query("loopState").first());
+    expect(state.running).toBe(0);
+  });
+});
+
+describe("bad input", () => {
+  const cases: Array<[string, object, RegExp]> = [
+    ["negative maxParallelism", { poolOptions: { maxParallelism: -1 } }, /maxParallelism.*whole number/],
+    ["fractional maxParallelism", { poolOptions: { maxParallelism: 1.5 } }, /maxParallelism/],
+    ["infinite maxParallelism", { poolOptions: { maxParallelism: Infinity } }, /maxParallelism/],
+    ["maxAttempts < 1", { options: { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } } }, /maxAttempts/],
+    ["fractional maxAttempts", { options: { retry: { maxAttempts: 2.5, initialBackoffMs: 1, base: 2 } } }, /maxAttempts/],
+    ["negative initialBackoffMs", { options: { retry: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } } }, /initialBackoffMs/],
+    ["infinite initialBackoffMs", { options: { retry: { maxAttempts: 2, initialBackoffMs: Infinity, base: 2 } } }, /initialBackoffMs/],
+    ["base < 1", { options: { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0.5 } } }, /base/],
+    ["both runAt and runAfter", { options: { runAt: Date.now(), runAfter: 5 } }, /runAt\/runAfter/],
+    ["runAt not finite", { options: { runAt: NaN } }, /runAt/],
+    ["runAfter not finite", { options: { runAfter: Infinity } }, /runAfter/],
+    ["args + context over the size limit", { options: { context: "y".repeat(1_000_001) } }, /fnArgs.*1000000 bytes/],
+  ];
+  for (const [name, extra, message] of cases) {
+    it(`rejects ${name}, naming the argument, and writes nothing`, async () => {
+      const t = setup();
+      await enqueue(t, "action", [{ key: "seed" }]);
+      const before = await componentRows(t);
+      await expect(enqueue(t, "action", [{ key: "x" }], extra)).rejects.toThrow(message);
+      expect(await componentRows(t)).toEqual(before);
+    });
+  }
+
+  it("rejects a malformed id in status and cancel, and treats an unknown one as finished", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "mutation", [{ key: "a" }]);
+    await runFor(t, 500);
+    await expect(t.query(anyApi.pool.status, { id: "not-an-id" })).rejects.toThrow(/invalid id/);
+    await expect(t.mutation(anyApi.pool.cancel, { id: "not-an-id" })).rejects.toThrow(/invalid id/);
+    await inComponent(t, async (ctx) => await ctx.db.delete(id));
+    expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
+    const before = await componentRows(t);
+    await t.mutation(anyApi.pool.cancel, { id });
+    expect(await componentRows(t)).toEqual(before);
+  });
+
+  it("accepts args + context up to the limit, storing them apart", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "action", [{ key: "big", value: "z".repeat(990_000) }]);
+    await runFor(t, 1000);
+    const [done] = await completions(t);
+    expect(done.workId).toBe(id);
+    expect(done.result.returnValue.length).toBe(990_000);
+  });
+});
+
+describe("quiescence", () => {
+  it("leaves no rows behind once all work is done and the status TTL has passed", async () => {
+    const t = setup();
+    await enqueue(t, "action", keys(8).map((key) => ({ key, failTimes: 1 })), {
+      poolOptions: { statusTtl: 60_000 },
+      options: { retry: true, context: { big: "c".repeat(10_000) } },
+    });
+    await enqueue(t, "mutation", [{ key: "m" }], { poolOptions: { statusTtl: 60_000 } });
+    await runFor(t, 5000, 50);
+    expect(await completions(t)).toHaveLength(9);
+    expect((await componentRows(t)).work).toHaveLength(9);
+    await runFor(t, 90_000, 500);
+    const rows = await componentRows(t);
+    for (const table of ["work", "payloads", "pendingStart", "pendingCompletion", "pendingCancelation"]) {
+      expect(rows[table], table).toEqual([]);
+    }
+  });
+});
