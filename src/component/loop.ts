@@ -70,12 +70,14 @@ export const main = internalMutation({
       moreCompletions || moreCancelations || moreStarts
         ? { kind: "now" }
         : await nextWake(pass, expiry);
-    await maybeReport(pass, wake.kind === "idle");
+    const goingQuiet =
+      wake.kind === "idle" || (wake.kind === "segment" && wake.segment > pass.segment + 1);
+    await maybeReport(pass, goingQuiet);
     state.generation = generation + 1;
     await scheduleNext(pass, wake);
     if (row) await ctx.db.replace(row._id, state);
     else await ctx.db.insert("loopState", state);
-    if (log && config.logLevel === "DEBUG") {
+    if (config.logLevel === "DEBUG") {
       const metrics = await ctx.meta.getTransactionMetrics();
       log.debug("pass", {
         generation,
@@ -90,31 +92,39 @@ export const main = internalMutation({
   },
 });
 
-/** The earliest segment after this one in which something needs the loop. */
+/** The first segment after this pass's that holds a row of `table`, if any. */
+async function firstLaterSegment(
+  pass: Pass,
+  table: "pendingStart" | "pendingCompletion" | "pendingCancelation",
+): Promise<number | undefined> {
+  const row = await pass.ctx.db
+    .query(table)
+    .withIndex("by_segment", (q) => q.gt("segment", pass.segment))
+    .first();
+  return row?.segment;
+}
+
+/**
+ * The earliest segment after this one in which something needs the loop: a start (only if there is
+ * room to start it; otherwise a completion will wake the loop), a completion, a cancelation, a
+ * recovery check while jobs run, or an expiry for the sweeper.
+ */
 async function nextWake(pass: Pass, expiry: number | undefined): Promise<Wake> {
-  const { db } = pass.ctx;
-  const after = (q: { gt(field: "segment", value: number): unknown }) => q.gt("segment", pass.segment);
-  const candidates: number[] = [];
-  const firstSegment = async (table: "pendingStart" | "pendingCompletion" | "pendingCancelation") =>
-    (await db
-      .query(table)
-      .withIndex("by_segment", (q) => after(q) as typeof q)
-      .first())?.segment;
+  const candidates: Array<number | undefined> = [
+    await firstLaterSegment(pass, "pendingCompletion"),
+    await firstLaterSegment(pass, "pendingCancelation"),
+  ];
   if (pass.state.running < pass.config.maxParallelism) {
-    const start = await firstSegment("pendingStart");
-    if (start !== undefined) candidates.push(start);
-  }
-  for (const table of ["pendingCompletion", "pendingCancelation"] as const) {
-    const segment = await firstSegment(table);
-    if (segment !== undefined) candidates.push(segment);
+    candidates.push(await firstLaterSegment(pass, "pendingStart"));
   }
   const recoveryAt = nextRecoveryAt(pass);
   if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));
   if (expiry !== undefined) {
     candidates.push(segmentForRunAt(Math.max(expiry, pass.state.nextSweepAt), pass.now));
   }
-  if (candidates.length === 0) return { kind: "idle" };
-  return { kind: "segment", segment: Math.max(pass.segment + 1, Math.min(...candidates)) };
+  const segments = candidates.filter((s): s is number => s !== undefined);
+  if (segments.length === 0) return { kind: "idle" };
+  return { kind: "segment", segment: Math.max(pass.segment + 1, Math.min(...segments)) };
 }
 
 /** Schedules the next `main` and records in `runStatus` whether callers must wake it. */

@@ -42,11 +42,11 @@ function hasActivity(stats: Stats): boolean {
 }
 
 /** Logs the report and resets the counters when the interval has passed, or when the loop is about
- * to go idle with something to report. */
-export async function maybeReport(pass: Pass, goingIdle: boolean): Promise<void> {
+ * to sleep (idle, or until a later segment) with something to report. */
+export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void> {
   const { stats } = pass.state;
   const due = pass.now - stats.since >= REPORT_INTERVAL_MS;
-  if (!due && !(goingIdle && hasActivity(stats))) return;
+  if (!due && !(goingQuiet && hasActivity(stats))) return;
   const backlogRows = await pass.ctx.db
     .query("pendingStart")
     .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
