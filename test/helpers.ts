@@ -86,3 +86,12 @@ export async function runChecking(t: any, ms: number, check: () => Promise<void>
     await check();
   }
 }
+
+/** Advances time until `condition()` holds (checked each step); fails after `maxMs` of virtual time. */
+export async function runUntil(t: any, condition: () => boolean | Promise<boolean>, maxMs = 10_000) {
+  const end = Date.now() + maxMs;
+  while (!(await condition())) {
+    if (Date.now() >= end) throw new Error(`condition not met within ${maxMs} ms of virtual time`);
+    await runFor(t, 10);
+  }
+}

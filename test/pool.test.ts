@@ -14,6 +14,7 @@ import {
   jobStates,
   runChecking,
   runFor,
+  runUntil,
   setup,
 } from "./helpers.js";
 
@@ -434,5 +435,25 @@ describe("statusTtl", () => {
     expect(await t.query(anyApi.pool.status, { id })).toMatchObject({ result: { kind: "success" } });
     await runFor(t, 20_000, 100);
     expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
+  });
+});
+
+describe("watchdog", () => {
+  it("restarts the loop after a main pass throws, and the job is reported once", async () => {
+    const t = setup();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const [id] = await enqueue(t, "action", [{ key: "w", ms: 200 }]);
+    await runUntil(t, () => probe.running === 1);
+    // The pass that processes this job's completion throws (decideCompletion draws its jitter).
+    vi.spyOn(Math, "random").mockImplementationOnce(() => {
+      throw new Error("injected fault in main");
+    });
+    await runFor(t, 1000);
+    expect(await completions(t)).toEqual([]);
+    await runFor(t, 130_000, 500);
+    expect(await completions(t)).toEqual([
+      expect.objectContaining({ workId: id, result: { kind: "success", returnValue: "w" } }),
+    ]);
+    expect(console.error).toHaveBeenCalledWith(expect.stringContaining("loopStalled"));
   });
 });

@@ -7,12 +7,14 @@
 import { internal } from "./_generated/api.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { segmentStart } from "./segments.js";
+import { armWatchdog } from "./watchdog.js";
 
 export async function kickLoop(ctx: MutationCtx, segment: number): Promise<void> {
   const status = await ctx.db.query("runStatus").first();
   if (status === null) {
     await scheduleMain(ctx, 0, segment);
-    await ctx.db.insert("runStatus", { state: { kind: "running" }, generation: 0 });
+    const watchdogArmed = await armWatchdog(ctx, 0);
+    await ctx.db.insert("runStatus", { state: { kind: "running" }, generation: 0, watchdogArmed });
     return;
   }
   const state = status.state;
@@ -31,7 +33,8 @@ export async function kickLoop(ctx: MutationCtx, segment: number): Promise<void>
       state satisfies never;
   }
   await scheduleMain(ctx, status.generation, segment);
-  await ctx.db.patch(status._id, { state: { kind: "running" } });
+  const watchdogArmed = status.watchdogArmed || (await armWatchdog(ctx, status.generation));
+  await ctx.db.patch(status._id, { state: { kind: "running" }, watchdogArmed });
 }
 
 async function scheduleMain(ctx: MutationCtx, generation: number, segment: number) {

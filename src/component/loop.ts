@@ -133,7 +133,7 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
   const generation = pass.state.generation;
   const status = await ctx.db.query("runStatus").first();
   const write = async (next: { state: NonNullable<typeof status>["state"]; generation: number }) => {
-    if (status) await ctx.db.replace(status._id, next);
+    if (status) await ctx.db.patch(status._id, next);
     else await ctx.db.insert("runStatus", next);
   };
   switch (wake.kind) {

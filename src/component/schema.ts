@@ -116,7 +116,8 @@ export default defineSchema({
   /**
    * Whether the loop needs waking; one row (the singleton). Read by every enqueue, cancel and
    * completion; written only on a transition (the loop going idle or to sleep until a later segment,
-   * or a caller waking it), so that callers do not conflict with the running loop's own writes.
+   * or a caller waking it) and by the watchdog when it stops, so that callers do not conflict with
+   * the running loop's own writes.
    * Never deleted.
    */
   runStatus: defineTable({
@@ -134,6 +135,8 @@ export default defineSchema({
     ),
     /** The generation a caller must pass to `main` when it wakes the loop. */
     generation: v.number(),
+    /** True while a watchdog check is scheduled (see watchdog.ts); undefined means false. */
+    watchdogArmed: v.optional(v.boolean()),
   }),
 
   /**

@@ -28,6 +28,7 @@ import type * as start from "../start.js";
 import type * as stats from "../stats.js";
 import type * as sweep from "../sweep.js";
 import type * as validate from "../validate.js";
+import type * as watchdog from "../watchdog.js";
 import type * as worker from "../worker.js";
 
 import type {
@@ -58,6 +59,7 @@ const fullApi: ApiFromModules<{
   stats: typeof stats;
   sweep: typeof sweep;
   validate: typeof validate;
+  watchdog: typeof watchdog;
   worker: typeof worker;
 }> = anyApi as any;
 
