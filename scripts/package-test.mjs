@@ -1,0 +1,538 @@
+#!/usr/bin/env node
+// Package test: builds and packs convex-workpool, installs the tarball into a fresh temporary app
+// (with the same convex, convex-test, vitest, @edge-runtime/vm and typescript versions as this repo),
+// and checks what a user would do with it:
+//   - every path in the `exports` map resolves to a file inside the installed package;
+//   - the packed file list has no tests and has what `./test` needs (src/test.ts, src/component);
+//   - convex's own bundler accepts the installed component directory (entry points + esbuild);
+//   - the app type-checks (`tsc --noEmit`, moduleResolution Bundler and NodeNext), importing
+//     `convex-workpool`, `convex-workpool/convex.config(.js)`, `convex-workpool/test` and the
+//     `ComponentApi` type from `convex-workpool/_generated/component.js`;
+//   - the app's vitest test registers the component with `convex-workpool/test`, enqueues an action
+//     through `new Workpool(...)`, and sees it finish and its onComplete run.
+// Plain node (child_process), because `npm test`'s vitest runs in edge-runtime and can't spawn.
+// Prints one PASS/FAIL line at the end and exits non-zero on failure. Temp dirs are removed unless
+// KEEP_TMP=1.
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const started = Date.now();
+const tmpDirs = [];
+// @types/node: the app type-checks with skipLibCheck off (to check our .d.ts), and vitest/vite
+// types need node types.
+const DEPS = ["convex", "convex-test", "vitest", "@edge-runtime/vm", "typescript", "@types/node"];
+
+function elapsed() {
+  return `${((Date.now() - started) / 1000).toFixed(1)}s`;
+}
+
+function log(msg) {
+  console.log(`[package-test ${elapsed()}] ${msg}`);
+}
+
+class Failure extends Error {}
+
+function fail(msg) {
+  throw new Failure(msg);
+}
+
+/** Runs a command; returns { status, out }. Throws a Failure (with its output) unless allowed. */
+function run(cmd, args, cwd, { allowFail = false, quiet = false } = {}) {
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, CI: "1", FORCE_COLOR: "0", NO_COLOR: "1" },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const out = `${r.stdout ?? ""}${r.stderr ?? ""}`;
+  if (r.error) fail(`${cmd} ${args.join(" ")}: ${r.error.message}`);
+  if (r.status !== 0 && !allowFail) {
+    fail(`\`${cmd} ${args.join(" ")}\` in ${cwd} exited ${r.status}:\n${out}`);
+  }
+  if (!quiet && r.status === 0 && process.env.VERBOSE) console.log(out);
+  return { status: r.status, out, stdout: r.stdout ?? "" };
+}
+
+function mkTmp(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+function write(root, rel, text) {
+  const file = path.join(root, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+/** Every string leaf of an exports map, with its condition path. */
+function exportTargets(exportsMap) {
+  const out = [];
+  const walk = (key, node) => {
+    if (typeof node === "string") out.push({ key, target: node });
+    else if (node && typeof node === "object") {
+      for (const [k, v] of Object.entries(node)) walk(`${key} ${k}`, v);
+    }
+  };
+  for (const [k, v] of Object.entries(exportsMap)) walk(k, v);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The temporary app.
+
+const APP_FILES = {
+  "package.json": JSON.stringify(
+    { name: "workpool-package-test-app", private: true, type: "module" },
+    null,
+    2,
+  ),
+
+  "tsconfig.json": JSON.stringify(
+    {
+      compilerOptions: {
+        target: "ES2022",
+        lib: ["ES2023", "DOM"],
+        module: "ESNext",
+        moduleResolution: "Bundler",
+        strict: true,
+        skipLibCheck: false,
+        isolatedModules: true,
+        noEmit: true,
+        types: ["node", "vite/client"],
+      },
+      include: ["convex", "vitest.config.ts"],
+    },
+    null,
+    2,
+  ),
+
+  // The same app under Node's own resolution (what a non-bundler TS setup sees).
+  "tsconfig.nodenext.json": JSON.stringify(
+    {
+      extends: "./tsconfig.json",
+      compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext" },
+      include: ["convex"],
+    },
+    null,
+    2,
+  ),
+
+  "vitest.config.ts": `import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    environment: "edge-runtime",
+    server: { deps: { inline: ["convex-test"] } },
+    include: ["convex/**/*.test.ts"],
+    testTimeout: 60_000,
+  },
+});
+`,
+
+  "convex/convex.config.ts": `import { defineApp } from "convex/server";
+import workpool from "convex-workpool/convex.config.js";
+
+const app = defineApp();
+app.use(workpool, { name: "workpool" });
+export default app;
+`,
+
+  "convex/schema.ts": `import { defineSchema, defineTable } from "convex/server";
+import { v } from "convex/values";
+
+export default defineSchema({
+  completions: defineTable({ workId: v.string(), context: v.any(), result: v.any() }),
+});
+`,
+
+  // Hand-written stand-in for what \`npx convex dev\` generates.
+  "convex/_generated/api.ts": `import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
+import { anyApi, componentsGeneric } from "convex/server";
+import type { ComponentApi } from "convex-workpool/_generated/component.js";
+import type * as jobs from "../jobs.js";
+
+const fullApi: ApiFromModules<{ jobs: typeof jobs }> = anyApi as any;
+export const api: FilterApi<typeof fullApi, FunctionReference<any, "public">> = anyApi as any;
+export const internal: FilterApi<typeof fullApi, FunctionReference<any, "internal">> = anyApi as any;
+export const components = componentsGeneric() as unknown as {
+  workpool: ComponentApi<"workpool">;
+};
+`,
+
+  "convex/jobs.ts": `import {
+  internalActionGeneric,
+  mutationGeneric,
+  queryGeneric,
+} from "convex/server";
+import { v } from "convex/values";
+import {
+  NonRetryableError,
+  Workpool,
+  vWorkId,
+  type RunResult,
+  type Status,
+  type WorkId,
+} from "convex-workpool";
+import { components, internal } from "./_generated/api.js";
+
+const pool = new Workpool(components.workpool, {
+  maxParallelism: 2,
+  retryActionsByDefault: true,
+  logLevel: "WARN",
+});
+
+export const double = internalActionGeneric({
+  args: { n: v.number() },
+  handler: async (_ctx, { n }): Promise<number> => {
+    if (n < 0) throw new NonRetryableError("negative");
+    return n * 2;
+  },
+});
+
+export const done = pool.defineOnComplete({
+  context: v.object({ label: v.string() }),
+  handler: async (ctx, { workId, context, result }) => {
+    const r: RunResult = result;
+    await ctx.db.insert("completions", { workId, context, result: r });
+  },
+});
+
+export const start = mutationGeneric({
+  args: { n: v.number(), label: v.string() },
+  returns: vWorkId,
+  handler: async (ctx, { n, label }): Promise<WorkId> =>
+    await pool.enqueueAction(ctx, internal.jobs.double, { n }, {
+      onComplete: internal.jobs.done,
+      context: { label },
+    }),
+});
+
+export const status = queryGeneric({
+  args: { id: vWorkId },
+  handler: async (ctx, { id }): Promise<Status> => await pool.status(ctx, id),
+});
+
+export const completions = queryGeneric({
+  args: {},
+  handler: async (ctx) => await ctx.db.query("completions").collect(),
+});
+`,
+
+  // Type-level checks of the other entry points (never run).
+  "convex/entrypoints.ts": `import type { ComponentApi } from "convex-workpool/_generated/component.js";
+import type { WorkpoolComponent } from "convex-workpool";
+import workpoolConfig from "convex-workpool/convex.config";
+import workpoolConfigJs from "convex-workpool/convex.config.js";
+import workpoolTest, { register } from "convex-workpool/test";
+
+export const sameConfig: typeof workpoolConfigJs = workpoolConfig;
+export const component: ComponentApi = null as unknown as WorkpoolComponent;
+export const registerFn: typeof register = workpoolTest.register;
+export const hasSchema: object = workpoolTest.schema;
+export const hasModules: Record<string, () => Promise<unknown>> = workpoolTest.modules;
+`,
+
+  "convex/jobs.test.ts": `/// <reference types="vite/client" />
+import { convexTest } from "convex-test";
+import { afterEach, expect, test, vi } from "vitest";
+import workpool from "convex-workpool/test";
+import { api } from "./_generated/api.js";
+import schema from "./schema.js";
+
+const modules = import.meta.glob("./**/*.ts");
+const realSetTimeout = globalThis.setTimeout;
+const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+
+/** Advances the fake clock in small steps, with a real tick between, so scheduled functions run. */
+async function runFor(ms: number, stepMs = 10) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await vi.advanceTimersByTimeAsync(Math.min(stepMs, end - Date.now()));
+    await realTick();
+  }
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+test("an enqueued action finishes and its onComplete runs", async () => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+  const t = convexTest(schema, modules);
+  workpool.register(t, "workpool");
+
+  const id = await t.mutation(api.jobs.start, { n: 21, label: "first" });
+  expect(typeof id).toBe("string");
+  await runFor(2000);
+
+  const status = await t.query(api.jobs.status, { id });
+  expect(status.state).toBe("finished");
+  const completions = await t.query(api.jobs.completions, {});
+  expect(completions).toHaveLength(1);
+  expect(completions[0]).toMatchObject({
+    workId: id,
+    context: { label: "first" },
+    result: { kind: "success", returnValue: 42 },
+  });
+});
+
+test("a NonRetryableError fails the job once, without retries", async () => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+  const t = convexTest(schema, modules);
+  workpool.register(t);
+
+  const id = await t.mutation(api.jobs.start, { n: -1, label: "bad" });
+  await runFor(2000);
+
+  const completions = await t.query(api.jobs.completions, {});
+  expect(completions).toHaveLength(1);
+  expect(completions[0]).toMatchObject({ workId: id, result: { kind: "failed" } });
+  expect((await t.query(api.jobs.status, { id })).state).toBe("finished");
+});
+`,
+};
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8"));
+
+  log("npm run build");
+  run("npm", ["run", "build"], repo);
+
+  const packDir = mkTmp("workpool-pack-");
+  log("npm pack");
+  const packed = JSON.parse(
+    run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", packDir], repo, {
+      quiet: true,
+    }).stdout,
+  )[0];
+  const tarball = path.join(packDir, packed.filename);
+  const packedFiles = new Set(packed.files.map((f) => f.path));
+  log(`packed ${packed.filename}: ${packedFiles.size} files, ${packed.size} bytes`);
+
+  // The packed file list: what `./test` needs is there, tests are not.
+  const testFiles = [...packedFiles].filter((f) => /\.test\.|(^|\/)test\/.*\.test/.test(f));
+  if (testFiles.length) fail(`tests are packed: ${testFiles.join(", ")}`);
+  for (const need of [
+    "dist/component/convex.config.js",
+    "dist/component/_generated/component.d.ts",
+  ]) {
+    if (!packedFiles.has(need)) fail(`not packed: ${need}`);
+  }
+  const srcComponent = [...packedFiles].filter((f) => f.startsWith("src/component/"));
+  const distComponent = [...packedFiles].filter(
+    (f) => f.startsWith("dist/component/") && f.endsWith(".js"),
+  );
+  for (const f of srcComponent) {
+    if (!f.endsWith(".ts")) continue;
+    const js = f.replace(/^src\//, "dist/").replace(/\.ts$/, ".js");
+    if (!packedFiles.has(js)) fail(`${f} is packed but its build ${js} is not`);
+  }
+  if (distComponent.length < 3)
+    fail(`too few component modules packed: ${distComponent.join(", ")}`);
+
+  // A fresh app, with the tarball and the repo's versions of the tools.
+  const app = mkTmp("workpool-app-");
+  for (const [rel, text] of Object.entries(APP_FILES)) write(app, rel, text);
+  const deps = DEPS.map((name) => {
+    const v = JSON.parse(
+      fs.readFileSync(path.join(repo, "node_modules", name, "package.json"), "utf8"),
+    ).version;
+    return `${name}@${v}`;
+  });
+  const installArgs = ["install", "--no-audit", "--no-fund", "--no-save", tarball, ...deps];
+  log(`npm install (offline) ${deps.join(" ")} + tarball`);
+  const inst = run("npm", [...installArgs, "--offline"], app, { allowFail: true, quiet: true });
+  if (inst.status !== 0) {
+    log("offline install failed; installing from the registry (--prefer-offline)");
+    run("npm", [...installArgs, "--prefer-offline"], app);
+  }
+  const installed = path.join(app, "node_modules", "convex-workpool");
+  if (!fs.existsSync(path.join(installed, "package.json"))) fail("convex-workpool not installed");
+
+  // Every target of the exports map exists in the installed package.
+  const installedPkg = JSON.parse(fs.readFileSync(path.join(installed, "package.json"), "utf8"));
+  for (const { key, target } of exportTargets(installedPkg.exports ?? {})) {
+    if (!fs.existsSync(path.join(installed, target))) {
+      fail(`exports "${key}" -> ${target}: missing from the installed package`);
+    }
+  }
+  if (JSON.stringify(installedPkg.exports) !== JSON.stringify(pkg.exports)) {
+    fail("installed package.json exports differ from the repo's");
+  }
+
+  // Node resolves the runtime entry points (ESM, default condition) and loads the JS ones.
+  log("node import of the entry points");
+  run(
+    "node",
+    [
+      "--input-type=module",
+      "-e",
+      `const m = await import("convex-workpool");
+       if (typeof m.Workpool !== "function") throw new Error("no Workpool export");
+       if (typeof m.NonRetryableError !== "function") throw new Error("no NonRetryableError export");
+       for (const spec of ["convex-workpool/convex.config.js", "convex-workpool/convex.config"]) {
+         const c = (await import(spec)).default;
+         if (!c || typeof c.export !== "function") throw new Error(spec + ": not a component definition");
+       }`,
+    ],
+    app,
+  );
+
+  // Convex's bundler accepts the installed component directory: entry points found and bundled.
+  log("convex bundler on the installed component directory");
+  const componentDir = path.dirname(
+    createRequire(path.join(app, "package.json")).resolve("convex-workpool/convex.config.js"),
+  );
+  await checkConvexBundler(app, componentDir, distComponent);
+
+  log("tsc --noEmit (moduleResolution Bundler)");
+  run(path.join(app, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", "tsconfig.json"], app);
+  log("tsc --noEmit (moduleResolution NodeNext)");
+  run(
+    path.join(app, "node_modules", ".bin", "tsc"),
+    ["--noEmit", "-p", "tsconfig.nodenext.json"],
+    app,
+  );
+
+  log("vitest run");
+  const vt = run(path.join(app, "node_modules", ".bin", "vitest"), ["run"], app);
+  const passedLine = vt.out.split("\n").find((l) => /Tests\s+\d+ passed/.test(l));
+  if (!passedLine) fail(`vitest output has no passing summary:\n${vt.out}`);
+  log(passedLine.trim());
+}
+
+/**
+ * What `npx convex dev` does with the component directory, offline: convex's entry-point rules
+ * (convex/dist/esm/bundler/index.js `entryPoints`; its module can't be imported directly, as it
+ * needs the CLI's bundled deps) and its esbuild options (bundler/debugBundle.js `innerEsbuild`),
+ * run with the esbuild that the installed convex depends on. Also checks convex.config.js is a
+ * component definition named "workpool" and the schema bundles.
+ */
+async function checkConvexBundler(app, componentDir, distComponent) {
+  if (!fs.existsSync(path.join(componentDir, "convex.config.js"))) {
+    fail(`no convex.config.js in ${componentDir}`);
+  }
+  if (fs.existsSync(path.join(componentDir, "convex.config.ts"))) {
+    fail(`${componentDir} has a convex.config.ts: convex would compile the TS, not our JS`);
+  }
+  const EXT = [".js", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".jsx"];
+  const entries = [];
+  const walk = (dir) => {
+    for (const e of fs
+      .readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!fs.existsSync(path.join(full, "convex.config.ts"))) walk(full);
+        continue;
+      }
+      const rel = path.relative(componentDir, full);
+      const base = e.name;
+      if (rel.startsWith("_deps" + path.sep)) fail(`${rel}: _deps is reserved by convex`);
+      if (!EXT.some((x) => rel.endsWith(x))) continue;
+      if (rel.startsWith("_generated" + path.sep)) continue;
+      if (base.startsWith(".") || base.startsWith("#")) continue;
+      if (base === "schema.ts" || base === "schema.js") continue;
+      if ((base.match(/\./g) || []).length > 1) continue;
+      if (rel.includes(" ")) continue;
+      if (base.endsWith(".ts") || base.endsWith(".tsx")) {
+        fail(`${rel}: a TypeScript module in the shipped component directory`);
+      }
+      entries.push(full);
+    }
+  };
+  walk(componentDir);
+  const rel = entries.map((e) => path.relative(componentDir, e)).sort();
+  const expected = distComponent
+    .map((f) => path.relative("dist/component", f))
+    .filter((f) => !f.startsWith("_generated/") && f !== "schema.js" && f.split(".").length === 2)
+    .sort();
+  if (JSON.stringify(rel) !== JSON.stringify(expected)) {
+    fail(
+      `convex entry points ${JSON.stringify(rel)} != packed modules ${JSON.stringify(expected)}`,
+    );
+  }
+  for (const need of ["_generated/api.js", "_generated/server.js", "schema.js"]) {
+    if (!fs.existsSync(path.join(componentDir, need))) fail(`component directory lacks ${need}`);
+  }
+
+  const requireFromConvex = createRequire(path.join(app, "node_modules", "convex", "package.json"));
+  const esbuild = requireFromConvex("esbuild");
+  const build = (entryPoints, splitting) =>
+    esbuild.build({
+      entryPoints,
+      absWorkingDir: app,
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      target: "esnext",
+      jsx: "automatic",
+      outdir: "out",
+      outbase: componentDir,
+      conditions: ["convex", "module"],
+      write: false,
+      splitting,
+      chunkNames: "_deps/[hash]",
+      treeShaking: true,
+      minifySyntax: true,
+      minifyIdentifiers: true,
+      keepNames: true,
+      define: { "process.env.NODE_ENV": '"production"' },
+      metafile: true,
+      logLevel: "silent",
+    });
+  let result;
+  try {
+    result = await build(entries, true);
+    await build([path.join(componentDir, "schema.js")], false);
+    await build([path.join(componentDir, "convex.config.js")], false);
+  } catch (e) {
+    fail(`esbuild (convex's options) failed on the component directory:\n${e.message}`);
+  }
+  const outModules = result.outputFiles
+    .map((f) => path.relative(path.join(app, "out"), f.path))
+    .filter((f) => !f.startsWith("_deps"));
+  if (outModules.length !== entries.length) {
+    fail(`esbuild produced ${outModules.length} modules for ${entries.length} entry points`);
+  }
+  // The definition evaluates to a component named "workpool" (what `app.use` needs).
+  const def = (await import(pathToFileURL(path.join(componentDir, "convex.config.js")).href))
+    .default;
+  const analysis = typeof def?.export === "function" ? def.export() : undefined;
+  if (analysis?.name !== "workpool") {
+    fail(`convex.config.js: not a component definition named "workpool" (${analysis?.name})`);
+  }
+  log(`convex bundler: ${entries.length} entry points bundled`);
+}
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
+    console.log(`FAIL package-test: interrupted by ${signal} (${elapsed()})`);
+    process.exit(130);
+  });
+}
+
+let code = 0;
+try {
+  await main();
+  console.log(
+    `PASS package-test: built, packed, installed and used convex-workpool (${elapsed()})`,
+  );
+} catch (e) {
+  code = 1;
+  console.error(e instanceof Failure ? e.message : e);
+  console.log(`FAIL package-test (${elapsed()})`);
+} finally {
+  if (process.env.KEEP_TMP) console.log(`kept: ${tmpDirs.join(" ")}`);
+  else for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
+}
+process.exit(code);
