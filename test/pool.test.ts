@@ -457,3 +457,23 @@ describe("watchdog", () => {
     expect(console.error).toHaveBeenCalledWith(expect.stringContaining("loopStalled"));
   });
 });
+
+describe("cancelAll", () => {
+  it("cancels pending and running work, each reported once", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", keys(30).map((key) => ({ key, ms: 500, failTimes: 1 })), {
+      poolOptions: { maxParallelism: 5 },
+      options: { retry: true },
+      batch: true,
+    });
+    await runUntil(t, () => probe.running === 5);
+    await t.mutation(anyApi.pool.cancelAll, { limit: 7 });
+    await runFor(t, 10_000, 50);
+    const all = await completions(t);
+    expect(all.map((c) => c.workId).sort()).toEqual([...ids].sort());
+    // The five running ones failed their first attempt and were not retried; the rest never ran.
+    expect(all.filter((c) => c.result.kind === "canceled")).toHaveLength(30);
+    expect(probe.attempts.size).toBe(5);
+    expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 30 });
+  });
+});
