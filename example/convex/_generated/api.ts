@@ -1,0 +1,63 @@
+/* eslint-disable */
+/**
+ * Generated `api` utility.
+ *
+ * THIS CODE IS AUTOMATICALLY GENERATED.
+ *
+ * To regenerate, run `npx convex dev`.
+ * @module
+ */
+
+import type * as attempts from "../attempts.js";
+import type * as emails from "../emails.js";
+import type * as jobs from "../jobs.js";
+import type * as pools from "../pools.js";
+import type * as scrape from "../scrape.js";
+import type * as sim from "../sim.js";
+
+import type {
+  ApiFromModules,
+  FilterApi,
+  FunctionReference,
+} from "convex/server";
+import { anyApi, componentsGeneric } from "convex/server";
+
+const fullApi: ApiFromModules<{
+  attempts: typeof attempts;
+  emails: typeof emails;
+  jobs: typeof jobs;
+  pools: typeof pools;
+  scrape: typeof scrape;
+  sim: typeof sim;
+}> = anyApi as any;
+
+/**
+ * A utility for referencing Convex functions in your app's public API.
+ *
+ * Usage:
+ * ```js
+ * const myFunctionReference = api.myModule.myFunction;
+ * ```
+ */
+export const api: FilterApi<
+  typeof fullApi,
+  FunctionReference<any, "public">
+> = anyApi as any;
+
+/**
+ * A utility for referencing Convex functions in your app's internal API.
+ *
+ * Usage:
+ * ```js
+ * const myFunctionReference = internal.myModule.myFunction;
+ * ```
+ */
+export const internal: FilterApi<
+  typeof fullApi,
+  FunctionReference<any, "internal">
+> = anyApi as any;
+
+export const components = componentsGeneric() as unknown as {
+  emailPool: import("../../../src/component/_generated/component.js").ComponentApi<"emailPool">;
+  scrapePool: import("../../../src/component/_generated/component.js").ComponentApi<"scrapePool">;
+};

@@ -1,0 +1,52 @@
+// Sending email through emailPool: an action that may fail (and is retried by the pool), enqueued
+// by a mutation.
+import { v } from "convex/values";
+import { NonRetryableError, type WorkId } from "../../src/client/index.js";
+import { internal } from "./_generated/api.js";
+import { internalAction, mutation } from "./_generated/server.js";
+import { emailPool, track, type JobContext } from "./pools.js";
+import { attemptFails, sleep, workMs } from "./sim.js";
+
+const vSim = { ms: v.number(), failRate: v.number(), seed: v.number() };
+
+/**
+ * Sends one email (simulated: takes about `ms`, and an attempt fails when the seeded rule says so).
+ * An address without "@" bounces: that is not worth retrying, so it throws NonRetryableError.
+ */
+export const send = internalAction({
+  args: { key: v.string(), to: v.string(), ...vSim },
+  returns: v.object({ messageId: v.string() }),
+  handler: async (ctx, { key, to, ms, failRate, seed }): Promise<{ messageId: string }> => {
+    const attempt: number = await ctx.runMutation(internal.attempts.start, { key });
+    await sleep(workMs(seed, key, ms));
+    let error: Error | undefined;
+    if (!to.includes("@")) error = new NonRetryableError(`bounced: ${to} is not an address`);
+    else if (attemptFails(seed, key, attempt, failRate)) {
+      error = new Error(`smtp 451: try again later (${key}, attempt ${attempt})`);
+    }
+    await ctx.runMutation(internal.attempts.end, { key, attempt, error: error?.message });
+    if (error) throw error;
+    return { messageId: `${key}@attempt-${attempt}` };
+  },
+});
+
+/** Enqueues one email per entry; returns their work ids in the same order. */
+export const sendEmails = mutation({
+  args: { emails: v.array(v.object({ key: v.string(), to: v.string() })), ...vSim },
+  returns: v.array(v.string()),
+  handler: async (ctx, { emails, ms, failRate, seed }): Promise<WorkId[]> => {
+    const ids: WorkId[] = [];
+    for (const { key, to } of emails) {
+      const context: JobContext = { pool: "emailPool", key, kind: "email" };
+      const id: WorkId = await emailPool.enqueueAction(
+        ctx,
+        internal.emails.send,
+        { key, to, ms, failRate, seed },
+        { onComplete: internal.pools.recordOutcome, context },
+      );
+      await track(ctx, context, id);
+      ids.push(id);
+    }
+    return ids;
+  },
+});

@@ -1,0 +1,279 @@
+// Tests of the example app, run on convex-test with both pools registered and a virtual clock.
+/// <reference types="vite/client" />
+import { convexTest } from "convex-test";
+import type { GenericDataModel, GenericMutationCtx } from "convex/server";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { register } from "../../src/test.js";
+import apiSource from "./_generated/api.ts?raw";
+import { api } from "./_generated/api.js";
+import schema from "./schema.js";
+import { attemptFails } from "./sim.js";
+
+const modules = import.meta.glob("./**/*.ts");
+const realSetTimeout = globalThis.setTimeout;
+const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+
+function setup() {
+  vi.useFakeTimers({
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+  });
+  vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+  const t = convexTest(schema, modules);
+  register(t, "emailPool");
+  register(t, "scrapePool");
+  return t;
+}
+type T = ReturnType<typeof setup>;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Advances virtual time by `ms` in 10 ms steps, letting due functions (and real I/O) run. */
+async function runFor(ms: number) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await vi.advanceTimersByTimeAsync(Math.min(10, end - Date.now()));
+    await realTick();
+  }
+}
+
+/**
+ * A pool's maxParallelism as stored in its component's config table, read with convex-test's
+ * `runInComponent` (it exists at run time but is not in convex-test's types).
+ */
+async function storedMaxParallelism(t: T, pool: string): Promise<number | undefined> {
+  const withComponents = t as unknown as {
+    runInComponent<R>(
+      name: string,
+      fn: (ctx: GenericMutationCtx<GenericDataModel>) => Promise<R>,
+    ): Promise<R>;
+  };
+  return await withComponents.runInComponent(pool, async (ctx) => {
+    const row = await ctx.db.query("config").first();
+    return row?.maxParallelism as number | undefined;
+  });
+}
+
+const sim = { ms: 100, failRate: 0, seed: 7 };
+
+async function attemptsOf(t: T, key: string) {
+  return await t.run(async (ctx) =>
+    ctx.db
+      .query("attempts")
+      .withIndex("by_key", (q) => q.eq("key", key))
+      .collect(),
+  );
+}
+
+/** The most attempts (of keys matching `prefix`) that were running at the same moment. */
+async function maxConcurrency(t: T, prefix: string, since = 0) {
+  const rows = (await t.run(async (ctx) => ctx.db.query("attempts").collect())).filter(
+    (row) => row.key.startsWith(prefix) && (row.endedAt ?? Infinity) > since,
+  );
+  const events = rows.flatMap((row) => [
+    { at: Math.max(row.startedAt, since), d: 1 },
+    { at: row.endedAt ?? Infinity, d: -1 },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.d - b.d);
+  let running = 0;
+  let max = 0;
+  for (const e of events) max = Math.max(max, (running += e.d));
+  return max;
+}
+
+/** A key whose first attempt fails and second succeeds under `seed` at `failRate`. */
+function keyFailingOnce(seed: number, failRate: number) {
+  for (let i = 0; ; i++) {
+    const key = `retry-${i}`;
+    if (attemptFails(seed, key, 1, failRate) && !attemptFails(seed, key, 2, failRate)) return key;
+  }
+}
+
+describe("example app: emailPool (retries on)", () => {
+  it("records a retried email's success in the outcomes table", async () => {
+    const t = setup();
+    const key = keyFailingOnce(3, 0.5);
+    const [workId] = await t.mutation(api.emails.sendEmails, {
+      emails: [{ key, to: "ada@example.com" }],
+      ms: 100,
+      failRate: 0.5,
+      seed: 3,
+    });
+    await runFor(3000);
+    const attempts = await attemptsOf(t, key);
+    expect(attempts.map((a) => [a.attempt, a.error !== undefined])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    const { status, outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    expect(status.state).toBe("finished");
+    expect(outcome).toMatchObject({
+      pool: "emailPool",
+      key,
+      kind: "success",
+      returnValue: { messageId: `${key}@attempt-2` },
+    });
+    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    expect(outcomes).toHaveLength(1);
+  });
+
+  it("gives up on an email after the default 5 attempts and records the failure", async () => {
+    const t = setup();
+    const [workId] = await t.mutation(api.emails.sendEmails, {
+      emails: [{ key: "doomed", to: "bob@example.com" }],
+      ...sim,
+      failRate: 1,
+    });
+    await runFor(10_000);
+    expect(await attemptsOf(t, "doomed")).toHaveLength(5);
+    const { outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    expect(outcome?.kind).toBe("failed");
+    expect(outcome?.error).toContain("attempt 5");
+  });
+
+  it("does not retry a bounced address (NonRetryableError)", async () => {
+    const t = setup();
+    const [workId] = await t.mutation(api.emails.sendEmails, {
+      emails: [{ key: "bounce", to: "not-an-address" }],
+      ...sim,
+    });
+    await runFor(3000);
+    expect(await attemptsOf(t, "bounce")).toHaveLength(1);
+    const { outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    expect(outcome).toMatchObject({ kind: "failed" });
+    expect(outcome?.error).toContain("bounced");
+  });
+});
+
+describe("example app: scrapePool (maxParallelism 2, no retries)", () => {
+  it("runs at most 2 fetches at once and stores each page with a mutation job", async () => {
+    const t = setup();
+    const urls = ["a", "b", "c", "d", "e", "f"].map((p) => `https://example.com/${p}`);
+    await t.mutation(api.scrape.scrapeSite, { urls, ...sim });
+    await runFor(2000);
+    expect(await maxConcurrency(t, "fetch:")).toBe(2);
+    const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
+    expect(pages.map((p) => p.url).sort()).toEqual(urls);
+    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "scrapePool" });
+    expect(outcomes.filter((o) => o.key.startsWith("fetch:") && o.kind === "success")).toHaveLength(
+      6,
+    );
+    expect(outcomes.filter((o) => o.key.startsWith("store:") && o.kind === "success")).toHaveLength(
+      6,
+    );
+  });
+
+  it("records a failed fetch once, without retrying it or storing a page", async () => {
+    const t = setup();
+    const [workId] = await t.mutation(api.scrape.scrapeSite, {
+      urls: ["https://example.com/down"],
+      ...sim,
+      failRate: 1,
+    });
+    await runFor(2000);
+    expect(await attemptsOf(t, "fetch:https://example.com/down")).toHaveLength(1);
+    const { outcome } = await t.query(api.jobs.status, { pool: "scrapePool", workId });
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      error: "HTTP 503 from https://example.com/down",
+    });
+    expect(await t.run(async (ctx) => ctx.db.query("pages").collect())).toEqual([]);
+  });
+});
+
+describe("example app: status, cancel and run-time config", () => {
+  it("status follows a job from pending to running to finished", async () => {
+    const t = setup();
+    const urls = ["one", "two", "three"].map((p) => `https://example.com/${p}`);
+    const ids = await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 500 });
+    await runFor(200);
+    const third = () => t.query(api.jobs.status, { pool: "scrapePool", workId: ids[2] });
+    expect((await third()).status).toEqual({ state: "pending", previousAttempts: 0 });
+    expect((await third()).outcome).toBeNull();
+    await runFor(600);
+    expect((await third()).status).toEqual({ state: "running", previousAttempts: 0 });
+    await runFor(1500);
+    const done = await third();
+    expect(done.status.state).toBe("finished");
+    expect(done.outcome?.kind).toBe("success");
+  });
+
+  it("cancels a pending job: it never runs and its outcome is recorded as canceled", async () => {
+    const t = setup();
+    const urls = ["x", "y", "z"].map((p) => `https://example.com/${p}`);
+    const ids = await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 500 });
+    await runFor(100);
+    await t.mutation(api.jobs.cancel, { pool: "scrapePool", workId: ids[2] });
+    await runFor(2000);
+    const { status, outcome } = await t.query(api.jobs.status, {
+      pool: "scrapePool",
+      workId: ids[2],
+    });
+    expect(status.state).toBe("finished");
+    expect(outcome?.kind).toBe("canceled");
+    expect(await attemptsOf(t, "fetch:https://example.com/z")).toEqual([]);
+    const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
+    expect(pages.map((p) => p.url).sort()).toEqual(urls.slice(0, 2));
+  });
+
+  it("raises scrapePool's parallelism at run time, until its client writes 2 back", async () => {
+    const t = setup();
+    // scrapePool's stored config (convex-test's runInComponent, untyped, reads a component's tables).
+    const config = () => storedMaxParallelism(t, "scrapePool");
+    const urls = Array.from({ length: 10 }, (_, i) => `https://example.com/p${i}`);
+    await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 1000 });
+    await runFor(500);
+    expect(await maxConcurrency(t, "fetch:")).toBe(2);
+    await t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: 4 });
+    expect(await config()).toBe(4);
+    const changedAt = Date.now();
+    await runFor(1000);
+    expect(await maxConcurrency(t, "fetch:", changedAt)).toBe(4);
+    // The scrapePool client is built with maxParallelism: 2 and writes it to the config on every
+    // enqueue and cancel through it, here the store jobs onComplete enqueued after the first fetches.
+    expect(await config()).toBe(2);
+  });
+
+  it("pauses emailPool with maxParallelism 0 and resumes it", async () => {
+    const t = setup();
+    await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 0 });
+    const [workId] = await t.mutation(api.emails.sendEmails, {
+      emails: [{ key: "paused", to: "cy@example.com" }],
+      ...sim,
+    });
+    await runFor(2000);
+    expect(await attemptsOf(t, "paused")).toEqual([]);
+    expect((await t.query(api.jobs.status, { pool: "emailPool", workId })).status.state).toBe(
+      "pending",
+    );
+    await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 3 });
+    await runFor(1000);
+    expect((await t.query(api.jobs.status, { pool: "emailPool", workId })).outcome?.kind).toBe(
+      "success",
+    );
+  });
+
+  it("rejects a negative maxParallelism", async () => {
+    const t = setup();
+    await expect(
+      t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: -1 }),
+    ).rejects.toThrow(/maxParallelism/);
+  });
+});
+
+describe("example app: hand-written _generated/api.ts", () => {
+  it("lists exactly the modules `npx convex codegen` would find in example/convex", () => {
+    // convex's entry point rules: .ts files outside _generated, except schema.ts and names with more
+    // than one dot (convex.config.ts, *.test.ts).
+    const onDisk = Object.keys(modules)
+      .map((path) => path.replace(/^\.\//, "").replace(/\.ts$/, ""))
+      .filter((path) => !path.startsWith("_generated/") && path !== "schema" && !path.includes("."))
+      .sort();
+    const imported = [...apiSource.matchAll(/^import type \* as (\w+) from "\.\.\/(.+)\.js";$/gm)];
+    const listed = [...apiSource.matchAll(/^ {2}"?([\w/]+)"?: typeof (\w+);$/gm)].map((m) => m[1]);
+    expect(imported.map((m) => m[2]).sort()).toEqual(onDisk);
+    expect(listed.sort()).toEqual(onDisk);
+    expect(onDisk).toContain("emails");
+  });
+});

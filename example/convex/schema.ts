@@ -1,0 +1,43 @@
+// The example app's tables. The pools keep their own tables inside their components; these are what
+// the app itself records about its jobs.
+import { defineSchema, defineTable } from "convex/server";
+import { v } from "convex/values";
+
+/** Which installed pool a job went to. Work ids are unique per pool only, so rows carry both. */
+export const vPoolName = v.union(v.literal("emailPool"), v.literal("scrapePool"));
+
+export default defineSchema({
+  /** One row per enqueued job: what the app asked for and when. */
+  jobs: defineTable({
+    pool: vPoolName,
+    workId: v.string(),
+    key: v.string(),
+    kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
+    enqueuedAt: v.number(),
+  })
+    .index("by_pool_workId", ["pool", "workId"])
+    .index("by_key", ["key"]),
+  /** One row per attempt of an action, written by the action itself when it starts and ends. */
+  attempts: defineTable({
+    key: v.string(),
+    attempt: v.number(),
+    startedAt: v.number(),
+    endedAt: v.optional(v.number()),
+    error: v.optional(v.string()),
+  }).index("by_key", ["key", "attempt"]),
+  /** One row per finished job, written by the pools' onComplete (exactly once per job). */
+  outcomes: defineTable({
+    pool: vPoolName,
+    workId: v.string(),
+    key: v.string(),
+    kind: v.union(v.literal("success"), v.literal("failed"), v.literal("canceled")),
+    error: v.optional(v.string()),
+    returnValue: v.optional(v.any()),
+    finishedAt: v.number(),
+  })
+    .index("by_pool_workId", ["pool", "workId"])
+    .index("by_pool_finishedAt", ["pool", "finishedAt"])
+    .index("by_key", ["key"]),
+  /** What the scrape pipeline's mutation job stores. */
+  pages: defineTable({ url: v.string(), bytes: v.number() }).index("by_url", ["url"]),
+});

@@ -1,0 +1,235 @@
+/**
+ * Model-based randomized testing (fast-check): random programs of operations against one pool,
+ * checked step by step against a small reference model. Time is virtual (fake timers); each program
+ * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 200), `FUZZ_SEED` replays one
+ * run; a failure prints the shrunk (minimal) program.
+ *
+ * What the model knows per job: its kind, how many attempts it may make, how each attempt ends, and
+ * whether a cancel was requested. From that it predicts the onComplete result kind (a canceled job may
+ * report "canceled" or, if the cancel reached it during its last attempt, its real outcome). A "kill"
+ * operation makes a running job's runner die (its scheduled function is canceled): the job must still
+ * be reported exactly once, but its kind is then free.
+ */
+import fc from "fast-check";
+import { anyApi } from "convex/server";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import { completions, inComponent, jobStates, runFor, setup } from "./helpers.js";
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
+const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+
+type Kind = "action" | "mutation" | "query";
+type JobSpec = {
+  kind: Kind;
+  failTimes: number;
+  nonRetryable: boolean;
+  ms: number;
+  retry: boolean;
+  delayMs: number | undefined;
+  withOnComplete: boolean;
+};
+type Op =
+  | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
+  | { op: "cancel"; index: number }
+  | { op: "cancelUnknown" }
+  | { op: "cancelAll" }
+  | { op: "config"; maxParallelism: number }
+  | { op: "kill"; index: number }
+  | { op: "advance"; ms: number };
+
+const MAX_ATTEMPTS = 3;
+const RETRY = { maxAttempts: MAX_ATTEMPTS, initialBackoffMs: 100, base: 2 };
+
+const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
+  kind: fc.constantFrom<Kind>("action", "action", "mutation", "query"),
+  failTimes: fc.nat({ max: 4 }),
+  nonRetryable: fc.boolean(),
+  ms: fc.constantFrom(0, 50, 300, 1200),
+  retry: fc.boolean(),
+  delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined }),
+  withOnComplete: fc.boolean(),
+});
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("enqueue" as const), jobs: fc.array(jobSpec, { minLength: 1, maxLength: 3 }), batch: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("cancel" as const), index: fc.nat({ max: 20 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelUnknown" as const) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelAll" as const) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("config" as const), maxParallelism: fc.nat({ max: 4 }) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("kill" as const), index: fc.nat({ max: 20 }) }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.nat({ max: 1500 }) }) },
+);
+
+type ModelJob = JobSpec & { id: string; key: string; canceled: boolean; killed: boolean };
+
+/** The outcome the job reports if nothing cancels or kills it. */
+function predictedKind(job: ModelJob): "success" | "failed" {
+  if (job.failTimes === 0) return "success";
+  const attempts = job.kind === "action" && job.retry ? MAX_ATTEMPTS : 1;
+  if (job.nonRetryable && job.kind === "action") return "failed";
+  return job.failTimes < attempts ? "success" : "failed";
+}
+
+function maxAttemptsOf(job: ModelJob): number {
+  return job.kind === "action" && job.retry ? MAX_ATTEMPTS : 1;
+}
+
+const totals = { programs: 0, operations: 0, jobs: 0, failingJobs: 0, runnerDeaths: 0, cancels: 0 };
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+afterAll(() => {
+  console.log(
+    `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
+      `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
+      `${totals.cancels} cancels`,
+  );
+});
+
+async function runProgram(ops: Op[]) {
+  const t = setup();
+  vi.spyOn(console, "warn").mockImplementation(() => {});
+  vi.spyOn(console, "info").mockImplementation(() => {});
+  const jobs: ModelJob[] = [];
+  let limit = 10;
+  let ceiling = limit;
+  let n = 0;
+  totals.programs++;
+  totals.operations += ops.length;
+  const poolOptions = () => ({ maxParallelism: limit });
+
+  const checkStep = async () => {
+    const { running } = await jobStates(t);
+    // After the limit is lowered, jobs already running may finish; nothing new may start.
+    ceiling = Math.max(limit, Math.min(ceiling, running));
+    expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
+    const done = new Set((await completions(t)).map((c) => c.workId));
+    if (jobs.length > 0) {
+      const statuses = await t.query(anyApi.pool.statusBatch, { ids: jobs.map((j) => j.id) });
+      statuses.forEach((s: any, i: number) => {
+        const job = jobs[i];
+        if (job.withOnComplete && done.has(job.id)) expect(s.state, `status of ${job.key}`).toBe("finished");
+        if (s.state !== "finished") expect(s.previousAttempts).toBeLessThan(maxAttemptsOf(job));
+      });
+    }
+  };
+
+  for (const step of ops) {
+    switch (step.op) {
+      case "enqueue": {
+        totals.jobs += step.jobs.length;
+        totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
+        {
+          for (const spec of step.jobs) {
+            const key = `k${n++}`;
+            const options: Record<string, unknown> = { context: { key } };
+            if (spec.kind === "action") options.retry = spec.retry ? RETRY : false;
+            if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
+            const [id] = await t.mutation(anyApi.pool.enqueue, {
+              kind: spec.kind,
+              argsList: [{ key, ms: spec.kind === "action" ? spec.ms : 0, failTimes: spec.failTimes, nonRetryable: spec.nonRetryable }],
+              batch: step.batch,
+              poolOptions: poolOptions(),
+              options,
+              ...(spec.withOnComplete ? { onComplete: "onComplete" } : {}),
+            });
+            jobs.push({ ...spec, id, key, canceled: false, killed: false });
+          }
+        }
+        break;
+      }
+      case "cancel": {
+        const job = jobs[step.index];
+        if (!job) break;
+        totals.cancels++;
+        job.canceled = true;
+        await t.mutation(anyApi.pool.cancel, { id: job.id, poolOptions: poolOptions() });
+        break;
+      }
+      case "cancelUnknown": {
+        const before = await jobStates(t);
+        await expect(t.mutation(anyApi.pool.cancel, { id: "not-a-work-id" })).rejects.toThrow(/invalid id/);
+        expect(await jobStates(t)).toEqual(before);
+        break;
+      }
+      case "cancelAll": {
+        totals.cancels++;
+        for (const job of jobs) job.canceled = true;
+        await t.mutation(anyApi.pool.cancelAll, {});
+        break;
+      }
+      case "config": {
+        limit = step.maxParallelism;
+        await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
+        break;
+      }
+      case "kill": {
+        // The runner of one of the running jobs (chosen by index) dies without reporting.
+        const running = await inComponent(t, async (ctx) =>
+          (await ctx.db.query("work").collect()).filter((w: any) => w.state.kind === "running"),
+        );
+        if (running.length === 0) break;
+        const work = running[step.index % running.length];
+        await inComponent(t, async (ctx) => await ctx.scheduler.cancel(work.state.scheduledId));
+        const job = jobs.find((j) => j.id === work._id);
+        if (job) job.killed = true;
+        totals.runnerDeaths++;
+        break;
+      }
+      case "advance":
+        await runFor(t, step.ms, 50);
+        break;
+    }
+    await checkStep();
+  }
+
+  // Quiescence: let everything finish (resume the pool if it was paused).
+  if (limit === 0) {
+    limit = 10;
+    await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
+  }
+  await runFor(t, 120_000, 500);
+  const all = await completions(t);
+  const byId = new Map<string, any[]>();
+  for (const c of all) byId.set(c.workId, [...(byId.get(c.workId) ?? []), c]);
+  for (const job of jobs) {
+    const calls = byId.get(job.id) ?? [];
+    const attempts = probe.attempts.get(job.key) ?? 0;
+    expect(attempts, `attempts of ${job.key}`).toBeLessThanOrEqual(maxAttemptsOf(job));
+    if (job.nonRetryable && job.failTimes > 0) expect(attempts).toBeLessThanOrEqual(1);
+    const status = await t.query(anyApi.pool.status, { id: job.id });
+    expect(status.state, `final status of ${job.key}`).toBe("finished");
+    if (!job.withOnComplete) continue;
+    expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
+    expect(calls[0].context).toEqual({ key: job.key });
+    const kind = calls[0].result.kind;
+    if (job.killed) continue;
+    const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
+    expect(allowed, `result of ${job.key} (${JSON.stringify(job)})`).toContain(kind);
+  }
+  const rows = await inComponent(t, async (ctx) => ({
+    pendingStart: await ctx.db.query("pendingStart").collect(),
+    pendingCompletion: await ctx.db.query("pendingCompletion").collect(),
+    pendingCancelation: await ctx.db.query("pendingCancelation").collect(),
+  }));
+  expect(rows).toEqual({ pendingStart: [], pendingCompletion: [], pendingCancelation: [] });
+}
+
+describe("model-based", () => {
+  it(
+    `random programs keep the invariants (${RUNS} programs)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+          await runProgram(ops);
+        }),
+        { numRuns: RUNS, seed: SEED, verbose: 1 },
+      );
+    },
+    3_600_000,
+  );
+});
