@@ -17,7 +17,8 @@ afterEach(() => {
 
 /** Documents one pass may read: per started job 4, per completion 4 (+1 onComplete insert read 0),
  * per cancelation 5, per recovered job 2, plus a fixed dozen for singletons and probes. */
-const PASS_READ_BOUND = START_BATCH * 4 + COMPLETION_BATCH * 4 + CANCEL_BATCH * 5 + RECOVERY_BATCH * 2 + 12;
+const PASS_READ_BOUND =
+  START_BATCH * 4 + COMPLETION_BATCH * 4 + CANCEL_BATCH * 5 + RECOVERY_BATCH * 2 + 12;
 
 describe("bounded transactions", () => {
   it("keeps every loop pass under a fixed document count with a 5,000-job backlog", async () => {

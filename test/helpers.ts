@@ -19,7 +19,9 @@ export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
 
 /** A fresh app with the pool installed as "workpool", at a fixed start time. */
 export function setup() {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+  vi.useFakeTimers({
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+  });
   vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
   probe.reset();
   const t = convexTest({ schema, modules: appModules, transactionLimits: true });
@@ -41,7 +43,6 @@ export async function inComponent<R>(t: any, fn: (ctx: any) => Promise<R>): Prom
   return await t.runInComponent("workpool", fn);
 }
 
-
 type Kind = "action" | "mutation" | "query";
 
 /** Enqueues jobs through the test app's client calls; returns their ids. */
@@ -51,11 +52,18 @@ export async function enqueue(
   argsList: Array<Record<string, unknown>>,
   extra: { poolOptions?: object; options?: object; onComplete?: string; batch?: boolean } = {},
 ): Promise<string[]> {
-  return await t.mutation(anyApi.pool.enqueue, { kind, argsList, onComplete: "onComplete", ...extra });
+  return await t.mutation(anyApi.pool.enqueue, {
+    kind,
+    argsList,
+    onComplete: "onComplete",
+    ...extra,
+  });
 }
 
 /** What onComplete received, per workId, in call order. */
-export async function completions(t: any): Promise<Array<{ workId: string; context: any; result: any }>> {
+export async function completions(
+  t: any,
+): Promise<Array<{ workId: string; context: any; result: any }>> {
   return await t.run(async (ctx: any) => await ctx.db.query("completions").collect());
 }
 
@@ -71,7 +79,14 @@ export async function jobStates(t: any): Promise<Record<string, number>> {
 export async function componentRows(t: any) {
   return await inComponent(t, async (ctx) => {
     const rows: Record<string, unknown[]> = {};
-    for (const table of ["work", "payloads", "pendingStart", "pendingCompletion", "pendingCancelation", "config"]) {
+    for (const table of [
+      "work",
+      "payloads",
+      "pendingStart",
+      "pendingCompletion",
+      "pendingCancelation",
+      "config",
+    ]) {
       rows[table] = await ctx.db.query(table).collect();
     }
     return rows;
@@ -88,7 +103,11 @@ export async function runChecking(t: any, ms: number, check: () => Promise<void>
 }
 
 /** Advances time until `condition()` holds (checked each step); fails after `maxMs` of virtual time. */
-export async function runUntil(t: any, condition: () => boolean | Promise<boolean>, maxMs = 10_000) {
+export async function runUntil(
+  t: any,
+  condition: () => boolean | Promise<boolean>,
+  maxMs = 10_000,
+) {
   const end = Date.now() + maxMs;
   while (!(await condition())) {
     if (Date.now() >= end) throw new Error(`condition not met within ${maxMs} ms of virtual time`);

@@ -52,13 +52,35 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
 });
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant("enqueue" as const), jobs: fc.array(jobSpec, { minLength: 1, maxLength: 3 }), batch: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("cancel" as const), index: fc.nat({ max: 20 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant("enqueue" as const),
+      jobs: fc.array(jobSpec, { minLength: 1, maxLength: 3 }),
+      batch: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("cancel" as const), index: fc.nat({ max: 20 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelUnknown" as const) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelAll" as const) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("config" as const), maxParallelism: fc.nat({ max: 4 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("kill" as const), index: fc.nat({ max: 20 }) }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.nat({ max: 1500 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("config" as const),
+      maxParallelism: fc.nat({ max: 4 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("kill" as const), index: fc.nat({ max: 20 }) }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.nat({ max: 1500 }) }),
+  },
 );
 
 type ModelJob = JobSpec & { id: string; key: string; canceled: boolean; killed: boolean };
@@ -112,7 +134,8 @@ async function runProgram(ops: Op[]) {
       const statuses = await t.query(anyApi.pool.statusBatch, { ids: jobs.map((j) => j.id) });
       statuses.forEach((s: any, i: number) => {
         const job = jobs[i];
-        if (job.withOnComplete && done.has(job.id)) expect(s.state, `status of ${job.key}`).toBe("finished");
+        if (job.withOnComplete && done.has(job.id))
+          expect(s.state, `status of ${job.key}`).toBe("finished");
         if (s.state !== "finished") expect(s.previousAttempts).toBeLessThan(maxAttemptsOf(job));
       });
     }
@@ -131,7 +154,14 @@ async function runProgram(ops: Op[]) {
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
             const [id] = await t.mutation(anyApi.pool.enqueue, {
               kind: spec.kind,
-              argsList: [{ key, ms: spec.kind === "action" ? spec.ms : 0, failTimes: spec.failTimes, nonRetryable: spec.nonRetryable }],
+              argsList: [
+                {
+                  key,
+                  ms: spec.kind === "action" ? spec.ms : 0,
+                  failTimes: spec.failTimes,
+                  nonRetryable: spec.nonRetryable,
+                },
+              ],
               batch: step.batch,
               poolOptions: poolOptions(),
               options,
@@ -152,7 +182,9 @@ async function runProgram(ops: Op[]) {
       }
       case "cancelUnknown": {
         const before = await jobStates(t);
-        await expect(t.mutation(anyApi.pool.cancel, { id: "not-a-work-id" })).rejects.toThrow(/invalid id/);
+        await expect(t.mutation(anyApi.pool.cancel, { id: "not-a-work-id" })).rejects.toThrow(
+          /invalid id/,
+        );
         expect(await jobStates(t)).toEqual(before);
         break;
       }
@@ -228,16 +260,12 @@ async function runProgram(ops: Op[]) {
 }
 
 describe("model-based", () => {
-  it(
-    `random programs keep the invariants (${RUNS} programs)`,
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
-          await runProgram(ops);
-        }),
-        { numRuns: RUNS, seed: SEED, verbose: 1 },
-      );
-    },
-    3_600_000,
-  );
+  it(`random programs keep the invariants (${RUNS} programs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        await runProgram(ops);
+      }),
+      { numRuns: RUNS, seed: SEED, verbose: 1 },
+    );
+  }, 3_600_000);
 });

@@ -30,9 +30,14 @@ describe("parallelism", () => {
     it(`never runs more than maxParallelism ${kind}s at once`, async () => {
       const t = setup();
       const limit = 3;
-      await enqueue(t, kind, keys(12).map((key) => ({ key, ms: 200 })), {
-        poolOptions: { maxParallelism: limit },
-      });
+      await enqueue(
+        t,
+        kind,
+        keys(12).map((key) => ({ key, ms: 200 })),
+        {
+          poolOptions: { maxParallelism: limit },
+        },
+      );
       let highest = 0;
       await runChecking(t, 3000, async () => {
         const { running } = await jobStates(t);
@@ -57,7 +62,10 @@ describe("onComplete", () => {
     const byId = new Map((await completions(t)).map((c) => [c.workId, c]));
     expect((await completions(t)).length).toBe(3);
     expect(byId.get(ok[0])?.result).toEqual({ kind: "success", returnValue: "ok" });
-    expect(byId.get(bad[0])?.result).toEqual({ kind: "failed", error: expect.stringContaining("failed attempt 1") });
+    expect(byId.get(bad[0])?.result).toEqual({
+      kind: "failed",
+      error: expect.stringContaining("failed attempt 1"),
+    });
     expect(byId.get(later[0])?.result).toEqual({ kind: "canceled" });
     expect(probe.attempts.get("later")).toBeUndefined();
   });
@@ -69,11 +77,16 @@ describe("onComplete", () => {
     });
     await runFor(t, 500);
     expect(probe.attempts.get("flaky")).toBe(1);
-    expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "pending", previousAttempts: 1 });
+    expect(await t.query(anyApi.pool.status, { id })).toEqual({
+      state: "pending",
+      previousAttempts: 1,
+    });
     await t.mutation(anyApi.pool.cancel, { id });
     await runFor(t, 10_000);
     expect(probe.attempts.get("flaky")).toBe(1);
-    expect(await completions(t)).toEqual([expect.objectContaining({ workId: id, result: { kind: "canceled" } })]);
+    expect(await completions(t)).toEqual([
+      expect.objectContaining({ workId: id, result: { kind: "canceled" } }),
+    ]);
   });
 
   it("lets a job canceled while running finish, without retrying it", async () => {
@@ -114,7 +127,9 @@ describe("onComplete", () => {
   it("passes a large context to onComplete without the loop reading it", async () => {
     const t = setup();
     const big = "x".repeat(600_000);
-    const [id] = await enqueue(t, "action", [{ key: "big", value: "small" }], { options: { context: { big } } });
+    const [id] = await enqueue(t, "action", [{ key: "big", value: "small" }], {
+      options: { context: { big } },
+    });
     const payloads = await inComponent(t, async (ctx) => await ctx.db.query("payloads").collect());
     expect(payloads).toHaveLength(1);
     await runFor(t, 1000);
@@ -147,12 +162,17 @@ describe("retries", () => {
       expect(waited).toBeGreaterThanOrEqual(nominal * 0.5);
       expect(waited).toBeLessThanOrEqual(nominal * 1.5 + 250);
     }
-    expect((await completions(t))[0].result).toEqual({ kind: "failed", error: expect.stringContaining("attempt 4") });
+    expect((await completions(t))[0].result).toEqual({
+      kind: "failed",
+      error: expect.stringContaining("attempt 4"),
+    });
   });
 
   it("succeeds after transient failures with retryActionsByDefault", async () => {
     const t = setup();
-    await enqueue(t, "action", [{ key: "t", failTimes: 2 }], { poolOptions: { retryActionsByDefault: true } });
+    await enqueue(t, "action", [{ key: "t", failTimes: 2 }], {
+      poolOptions: { retryActionsByDefault: true },
+    });
     await runFor(t, 10_000);
     expect(probe.attempts.get("t")).toBe(3);
     expect((await completions(t))[0].result).toEqual({ kind: "success", returnValue: "t" });
@@ -160,10 +180,15 @@ describe("retries", () => {
 
   it("stops at once on NonRetryableError", async () => {
     const t = setup();
-    await enqueue(t, "action", [{ key: "nr", failTimes: 9, nonRetryable: true }], { options: { retry: true } });
+    await enqueue(t, "action", [{ key: "nr", failTimes: 9, nonRetryable: true }], {
+      options: { retry: true },
+    });
     await runFor(t, 10_000);
     expect(probe.attempts.get("nr")).toBe(1);
-    expect((await completions(t))[0].result).toEqual({ kind: "failed", error: "job nr failed attempt 1" });
+    expect((await completions(t))[0].result).toEqual({
+      kind: "failed",
+      error: "job nr failed attempt 1",
+    });
   });
 });
 
@@ -174,11 +199,16 @@ describe("status", () => {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 1000, base: 2 } },
     });
     const seen: string[] = [];
-    await runChecking(t, 5000, async () => {
-      const s = await t.query(anyApi.pool.status, { id });
-      const label = s.state === "finished" ? "finished" : `${s.state}/${s.previousAttempts}`;
-      if (seen.at(-1) !== label) seen.push(label);
-    }, 20);
+    await runChecking(
+      t,
+      5000,
+      async () => {
+        const s = await t.query(anyApi.pool.status, { id });
+        const label = s.state === "finished" ? "finished" : `${s.state}/${s.previousAttempts}`;
+        if (seen.at(-1) !== label) seen.push(label);
+      },
+      20,
+    );
     expect(seen).toEqual(["pending/0", "running/0", "pending/1", "running/1", "finished"]);
     expect(await t.query(anyApi.pool.status, { id })).toEqual({
       state: "finished",
@@ -200,7 +230,12 @@ describe("batch enqueue", () => {
   it("returns ids in input order", async () => {
     const t = setup();
     const names = keys(25, "b");
-    const ids = await enqueue(t, "action", names.map((key) => ({ key })), { batch: true });
+    const ids = await enqueue(
+      t,
+      "action",
+      names.map((key) => ({ key })),
+      { batch: true },
+    );
     await runFor(t, 2000);
     const byId = new Map((await completions(t)).map((c) => [c.workId, c.result.returnValue]));
     expect(ids.map((id) => byId.get(id))).toEqual(names);
@@ -214,7 +249,11 @@ describe("config", () => {
     await runFor(t, 2000);
     expect(probe.attempts.get("p")).toBeUndefined();
     expect(await jobStates(t)).toMatchObject({ pending: 1 });
-    await t.mutation(anyApi.pool.enqueue, { kind: "action", argsList: [{ key: "q" }], poolOptions: { maxParallelism: 1 } });
+    await t.mutation(anyApi.pool.enqueue, {
+      kind: "action",
+      argsList: [{ key: "q" }],
+      poolOptions: { maxParallelism: 1 },
+    });
     await runFor(t, 2000);
     expect(probe.attempts.get("p")).toBe(1);
     expect(probe.attempts.get("q")).toBe(1);
@@ -222,7 +261,12 @@ describe("config", () => {
 
   it("config.update changes parallelism at run time", async () => {
     const t = setup();
-    await enqueue(t, "action", keys(6).map((key) => ({ key, ms: 1000 })), { poolOptions: { maxParallelism: 1 } });
+    await enqueue(
+      t,
+      "action",
+      keys(6).map((key) => ({ key, ms: 1000 })),
+      { poolOptions: { maxParallelism: 1 } },
+    );
     await runFor(t, 500);
     expect(probe.running).toBe(1);
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 3 });
@@ -257,7 +301,9 @@ describe("recovery", () => {
   it("retries a job whose runner died without reporting", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const [id] = await enqueue(t, "action", [{ key: "lost", ms: 100 }], { options: { retry: true } });
+    const [id] = await enqueue(t, "action", [{ key: "lost", ms: 100 }], {
+      options: { retry: true },
+    });
     // The worker is scheduled but dies before it runs: cancel its scheduled function.
     await runFor(t, 100);
     await inComponent(t, async (ctx) => {
@@ -292,7 +338,12 @@ describe("recovery", () => {
 describe("main loop", () => {
   it("a duplicate main for the same generation does not start work twice", async () => {
     const t = setup();
-    await enqueue(t, "action", keys(5).map((key) => ({ key, ms: 500 })), { poolOptions: { maxParallelism: 10 } });
+    await enqueue(
+      t,
+      "action",
+      keys(5).map((key) => ({ key, ms: 500 })),
+      { poolOptions: { maxParallelism: 10 } },
+    );
     await inComponent(t, async (ctx) => {
       const status = await ctx.db.query("runStatus").first();
       const { internal } = await import("../src/component/_generated/api.js");
@@ -310,18 +361,46 @@ describe("main loop", () => {
 
 describe("bad input", () => {
   const cases: Array<[string, object, RegExp]> = [
-    ["negative maxParallelism", { poolOptions: { maxParallelism: -1 } }, /maxParallelism.*whole number/],
+    [
+      "negative maxParallelism",
+      { poolOptions: { maxParallelism: -1 } },
+      /maxParallelism.*whole number/,
+    ],
     ["fractional maxParallelism", { poolOptions: { maxParallelism: 1.5 } }, /maxParallelism/],
     ["infinite maxParallelism", { poolOptions: { maxParallelism: Infinity } }, /maxParallelism/],
-    ["maxAttempts < 1", { options: { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } } }, /maxAttempts/],
-    ["fractional maxAttempts", { options: { retry: { maxAttempts: 2.5, initialBackoffMs: 1, base: 2 } } }, /maxAttempts/],
-    ["negative initialBackoffMs", { options: { retry: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } } }, /initialBackoffMs/],
-    ["infinite initialBackoffMs", { options: { retry: { maxAttempts: 2, initialBackoffMs: Infinity, base: 2 } } }, /initialBackoffMs/],
-    ["base < 1", { options: { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0.5 } } }, /base/],
+    [
+      "maxAttempts < 1",
+      { options: { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } } },
+      /maxAttempts/,
+    ],
+    [
+      "fractional maxAttempts",
+      { options: { retry: { maxAttempts: 2.5, initialBackoffMs: 1, base: 2 } } },
+      /maxAttempts/,
+    ],
+    [
+      "negative initialBackoffMs",
+      { options: { retry: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } } },
+      /initialBackoffMs/,
+    ],
+    [
+      "infinite initialBackoffMs",
+      { options: { retry: { maxAttempts: 2, initialBackoffMs: Infinity, base: 2 } } },
+      /initialBackoffMs/,
+    ],
+    [
+      "base < 1",
+      { options: { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0.5 } } },
+      /base/,
+    ],
     ["both runAt and runAfter", { options: { runAt: Date.now(), runAfter: 5 } }, /runAt\/runAfter/],
     ["runAt not finite", { options: { runAt: NaN } }, /runAt/],
     ["runAfter not finite", { options: { runAfter: Infinity } }, /runAfter/],
-    ["args + context over the size limit", { options: { context: "y".repeat(1_000_001) } }, /fnArgs.*1000000 bytes/],
+    [
+      "args + context over the size limit",
+      { options: { context: "y".repeat(1_000_001) } },
+      /fnArgs.*1000000 bytes/,
+    ],
   ];
   for (const [name, extra, message] of cases) {
     it(`rejects ${name}, naming the argument, and writes nothing`, async () => {
@@ -359,17 +438,28 @@ describe("bad input", () => {
 describe("quiescence", () => {
   it("leaves no rows behind once all work is done and the status TTL has passed", async () => {
     const t = setup();
-    await enqueue(t, "action", keys(8).map((key) => ({ key, failTimes: 1 })), {
-      poolOptions: { statusTtl: 60_000 },
-      options: { retry: true, context: { big: "c".repeat(10_000) } },
-    });
+    await enqueue(
+      t,
+      "action",
+      keys(8).map((key) => ({ key, failTimes: 1 })),
+      {
+        poolOptions: { statusTtl: 60_000 },
+        options: { retry: true, context: { big: "c".repeat(10_000) } },
+      },
+    );
     await enqueue(t, "mutation", [{ key: "m" }], { poolOptions: { statusTtl: 60_000 } });
     await runFor(t, 5000, 50);
     expect(await completions(t)).toHaveLength(9);
     expect((await componentRows(t)).work).toHaveLength(9);
     await runFor(t, 90_000, 500);
     const rows = await componentRows(t);
-    for (const table of ["work", "payloads", "pendingStart", "pendingCompletion", "pendingCancelation"]) {
+    for (const table of [
+      "work",
+      "payloads",
+      "pendingStart",
+      "pendingCompletion",
+      "pendingCancelation",
+    ]) {
       expect(rows[table], table).toEqual([]);
     }
   });
@@ -430,9 +520,13 @@ describe("statusTtl", () => {
 
   it("forgets a finished job after the TTL (status then says finished without a result)", async () => {
     const t = setup();
-    const [id] = await enqueue(t, "mutation", [{ key: "gone" }], { poolOptions: { statusTtl: 1000 } });
+    const [id] = await enqueue(t, "mutation", [{ key: "gone" }], {
+      poolOptions: { statusTtl: 1000 },
+    });
     await runFor(t, 500);
-    expect(await t.query(anyApi.pool.status, { id })).toMatchObject({ result: { kind: "success" } });
+    expect(await t.query(anyApi.pool.status, { id })).toMatchObject({
+      result: { kind: "success" },
+    });
     await runFor(t, 20_000, 100);
     expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
   });
@@ -461,11 +555,16 @@ describe("watchdog", () => {
 describe("cancelAll", () => {
   it("cancels pending and running work, each reported once", async () => {
     const t = setup();
-    const ids = await enqueue(t, "action", keys(30).map((key) => ({ key, ms: 500, failTimes: 1 })), {
-      poolOptions: { maxParallelism: 5 },
-      options: { retry: true },
-      batch: true,
-    });
+    const ids = await enqueue(
+      t,
+      "action",
+      keys(30).map((key) => ({ key, ms: 500, failTimes: 1 })),
+      {
+        poolOptions: { maxParallelism: 5 },
+        options: { retry: true },
+        batch: true,
+      },
+    );
     await runUntil(t, () => probe.running === 5);
     await t.mutation(anyApi.pool.cancelAll, { limit: 7 });
     await runFor(t, 10_000, 50);

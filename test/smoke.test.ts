@@ -14,7 +14,11 @@ describe("smoke", () => {
     await runFor(t, 1000);
     const completions = await t.run(async (ctx) => ctx.db.query("completions").collect());
     expect(completions).toHaveLength(1);
-    expect(completions[0]).toMatchObject({ workId: id, context: { n: 1 }, result: { kind: "success", returnValue: "a" } });
+    expect(completions[0]).toMatchObject({
+      workId: id,
+      context: { n: 1 },
+      result: { kind: "success", returnValue: "a" },
+    });
     const status = await t.query(anyApi.pool.status, { id });
     expect(status).toMatchObject({ state: "finished" });
     const work = await inComponent(t, async (ctx) => ctx.db.query("work").collect());

@@ -21,12 +21,18 @@ describe("exports", () => {
     ]) {
       expect(client, name).toHaveProperty(name);
     }
-    expect(client.DEFAULT_RETRY_BEHAVIOR).toEqual({ maxAttempts: 5, initialBackoffMs: 250, base: 2 });
+    expect(client.DEFAULT_RETRY_BEHAVIOR).toEqual({
+      maxAttempts: 5,
+      initialBackoffMs: 250,
+      base: 2,
+    });
   });
 
   it("has the documented types", () => {
     expectTypeOf<RunResult>().toEqualTypeOf<
-      { kind: "success"; returnValue: any } | { kind: "failed"; error: string } | { kind: "canceled" }
+      | { kind: "success"; returnValue: any }
+      | { kind: "failed"; error: string }
+      | { kind: "canceled" }
     >();
     expectTypeOf<OnCompleteArgs<{ a: number }>["context"]>().toEqualTypeOf<{ a: number }>();
     expectTypeOf<WorkId>().toMatchTypeOf<string>();
@@ -46,7 +52,10 @@ describe("new Workpool", () => {
   it.each([
     [{ maxParallelism: -1 }, /maxParallelism/],
     [{ maxParallelism: 2.5 }, /maxParallelism/],
-    [{ defaultRetryBehavior: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }, /defaultRetryBehavior.maxAttempts/],
+    [
+      { defaultRetryBehavior: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } },
+      /defaultRetryBehavior.maxAttempts/,
+    ],
     [{ statusTtl: -5 }, /statusTtl/],
   ])("rejects %o naming the option", (options, message) => {
     expect(() => new Workpool(component, options)).toThrow(message);

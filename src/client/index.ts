@@ -286,11 +286,7 @@ export class Workpool {
       args: { workId: WorkId; context: Infer<VContext>; result: RunResult<Infer<VReturnValue>> },
     ) => Promise<void>;
     returnValue?: VReturnValue;
-  }): RegisteredMutation<
-    "internal",
-    OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>,
-    null
-  > {
+  }): RegisteredMutation<"internal", OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>, null> {
     return internalMutationGeneric({
       args: vOnCompleteArgs(context, returnValue),
       handler: async (ctx: GenericMutationCtx<DataModel>, args: any) => {
@@ -345,7 +341,9 @@ export class Workpool {
     }));
     // Check everything before writing anything (the component checks again).
     const now = Date.now();
-    items.forEach((item, i) => validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : ""));
+    items.forEach((item, i) =>
+      validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : ""),
+    );
     const config = this.config();
     if (items.length === 1) {
       const id = await ctx.runMutation(this.component.lib.enqueue, { ...items[0], config });
@@ -354,7 +352,12 @@ export class Workpool {
     const ids: WorkId[] = [];
     for (let i = 0; i < items.length; i += MAX_ENQUEUE_BATCH) {
       const chunk = items.slice(i, i + MAX_ENQUEUE_BATCH);
-      ids.push(...((await ctx.runMutation(this.component.lib.enqueueBatch, { items: chunk, config })) as WorkId[]));
+      ids.push(
+        ...((await ctx.runMutation(this.component.lib.enqueueBatch, {
+          items: chunk,
+          config,
+        })) as WorkId[]),
+      );
     }
     return ids;
   }

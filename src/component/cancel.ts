@@ -17,21 +17,21 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
     .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
     .take(CANCEL_BATCH);
   for (const row of rows) {
-    await ctx.db.delete(row._id);
-    const work = await ctx.db.get(row.workId);
+    await ctx.db.delete("pendingCancelation", row._id);
+    const work = await ctx.db.get("work", row.workId);
     if (work === null) continue;
     switch (work.state.kind) {
       case "finished":
         break;
       case "running":
-        if (!work.canceled) await ctx.db.patch(work._id, { canceled: true });
+        if (!work.canceled) await ctx.db.patch("work", work._id, { canceled: true });
         break;
       case "pending": {
         const start = await ctx.db
           .query("pendingStart")
           .withIndex("by_workId", (q) => q.eq("workId", work._id))
           .first();
-        if (start) await ctx.db.delete(start._id);
+        if (start) await ctx.db.delete("pendingStart", start._id);
         await finishJob(pass, work, { kind: "canceled" });
         break;
       }

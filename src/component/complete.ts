@@ -61,8 +61,8 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
     .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
     .take(COMPLETION_BATCH);
   for (const row of rows) {
-    await ctx.db.delete(row._id);
-    const work = await ctx.db.get(row.workId);
+    await ctx.db.delete("pendingCompletion", row._id);
+    const work = await ctx.db.get("work", row.workId);
     if (work === null || work.state.kind !== "running" || row.attempt !== work.attempts + 1) {
       // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
       pass.state.stats.staleCompletions++;
@@ -71,7 +71,7 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
         attempt: row.attempt,
         state: work?.state.kind ?? "missing",
       });
-      if (row.returnValuePayloadId) await ctx.db.delete(row.returnValuePayloadId);
+      if (row.returnValuePayloadId) await ctx.db.delete("payloads", row.returnValuePayloadId);
       continue;
     }
     pass.state.running--;
@@ -95,7 +95,7 @@ export async function settleAttempt(
   switch (decision.kind) {
     case "retry": {
       const runAt = pass.now + decision.delayMs;
-      await pass.ctx.db.patch(work._id, { attempts: attempt, state: { kind: "pending" } });
+      await pass.ctx.db.patch("work", work._id, { attempts: attempt, state: { kind: "pending" } });
       await pass.ctx.db.insert("pendingStart", {
         workId: work._id,
         runAt,
@@ -127,7 +127,7 @@ export async function finishJob(
   resultPayloadId?: Id<"payloads">,
 ): Promise<void> {
   const { ctx, now } = pass;
-  await ctx.db.patch(work._id, {
+  await ctx.db.patch("work", work._id, {
     attempts: work.attempts,
     state: { kind: "finished", result, finishedAt: now },
     resultPayloadId,
@@ -142,11 +142,16 @@ export async function finishJob(
     await ctx.scheduler.runAfter(0, internal.complete.deliverLargeOnComplete, { workId: work._id });
     return;
   }
-  const ok = await callOnComplete(ctx, work.onComplete.fnHandle, {
-    workId: work._id,
-    context: work.onComplete.context,
-    result,
-  }, pass.log);
+  const ok = await callOnComplete(
+    ctx,
+    work.onComplete.fnHandle,
+    {
+      workId: work._id,
+      context: work.onComplete.context,
+      result,
+    },
+    pass.log,
+  );
   if (!ok) pass.state.stats.onCompleteFailures++;
 }
 
@@ -174,14 +179,17 @@ export const deliverLargeOnComplete = internalMutation({
   args: { workId: v.id("work") },
   returns: v.null(),
   handler: async (ctx, { workId }) => {
-    const work = await ctx.db.get(workId);
+    const work = await ctx.db.get("work", workId);
     if (!work || !work.onComplete || work.state.kind !== "finished") return null;
     const context = work.payloadId
-      ? (await ctx.db.get(work.payloadId))?.context
+      ? (await ctx.db.get("payloads", work.payloadId))?.context
       : work.onComplete.context;
     let result = work.state.result;
     if (work.resultPayloadId && result.kind === "success") {
-      result = { kind: "success", returnValue: (await ctx.db.get(work.resultPayloadId))?.returnValue };
+      result = {
+        kind: "success",
+        returnValue: (await ctx.db.get("payloads", work.resultPayloadId))?.returnValue,
+      };
     }
     const log = createLogger((await readConfig(ctx.db)).logLevel);
     await callOnComplete(ctx, work.onComplete.fnHandle, { workId, context, result }, log);

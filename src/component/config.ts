@@ -49,7 +49,7 @@ export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promi
     return false;
   }
   if (!row && update.maxParallelism === undefined && update.logLevel === undefined) return false;
-  if (row) await ctx.db.patch(row._id, next);
+  if (row) await ctx.db.patch("config", row._id, next);
   else await ctx.db.insert("config", next);
   return next.maxParallelism !== current.maxParallelism;
 }

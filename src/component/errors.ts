@@ -17,7 +17,8 @@ export type InvalidArgumentData = {
 
 /** Throws the error for bad input, naming the argument and the rule it broke. */
 export function invalidArgument(argument: string, rule: string, given: unknown): never {
-  const shown = typeof given === "number" || typeof given === "string" ? String(given) : typeof given;
+  const shown =
+    typeof given === "number" || typeof given === "string" ? String(given) : typeof given;
   throw new ConvexError<InvalidArgumentData>({
     kind: INVALID_ARGUMENT,
     argument,
@@ -39,7 +40,10 @@ export function isInvalidArgumentError(error: unknown): error is ConvexError<Inv
  * Throw this from an action run by the pool to fail the attempt without any retry: onComplete gets
  * `{ kind: "failed", error: message }`.
  */
-export class NonRetryableError extends ConvexError<{ kind: typeof NON_RETRYABLE; message: string }> {
+export class NonRetryableError extends ConvexError<{
+  kind: typeof NON_RETRYABLE;
+  message: string;
+}> {
   constructor(message: string) {
     super({ kind: NON_RETRYABLE, message });
     this.name = "NonRetryableError";
@@ -59,7 +63,7 @@ export function isNonRetryableError(error: unknown): boolean {
 /** The message to report for a failed attempt. */
 export function errorMessage(error: unknown): string {
   if (isNonRetryableError(error)) {
-    return ((error as { data: { message: string } }).data).message;
+    return (error as { data: { message: string } }).data.message;
   }
   if (error instanceof Error) return error.message;
   return String(error);

@@ -6,7 +6,10 @@ import type * as config from "./config.js";
 import type * as lib from "./lib.js";
 import apiSource from "./_generated/api.ts?raw";
 
-const modules = import.meta.glob(["./*.ts", "!./*.test.ts"], { eager: true }) as Record<string, Record<string, any>>;
+const modules = import.meta.glob(["./*.ts", "!./*.test.ts"], { eager: true }) as Record<
+  string,
+  Record<string, any>
+>;
 const NOT_FUNCTION_MODULES = ["schema", "convex.config"];
 const moduleNames = Object.keys(modules)
   .map((path) => path.replace(/^\.\//, "").replace(/\.ts$/, ""))
@@ -15,9 +18,9 @@ const moduleNames = Object.keys(modules)
 
 describe("_generated/api.ts", () => {
   it("imports exactly the component's modules", () => {
-    const imported = [...apiSource.matchAll(/import type \* as (\w+) from "\.\.\/(\w+)\.js";/g)].map(
-      (m) => m[2],
-    );
+    const imported = [
+      ...apiSource.matchAll(/import type \* as (\w+) from "\.\.\/(\w+)\.js";/g),
+    ].map((m) => m[2]);
     expect(imported.sort()).toEqual(moduleNames);
     const listed = [...apiSource.matchAll(/^ {2}(\w+): typeof (\w+);$/gm)].map((m) => m[1]);
     expect(listed.sort()).toEqual(moduleNames);
@@ -46,9 +49,10 @@ describe("_generated/component.ts", () => {
   });
 
   it("has the argument and return types of the real functions (checked by tsc)", () => {
-    type Shape<T> = T extends FunctionReference<infer Kind, any, infer Args, infer Returns, any>
-      ? { kind: Kind; args: Args; returns: Returns }
-      : never;
+    type Shape<T> =
+      T extends FunctionReference<infer Kind, any, infer Args, infer Returns, any>
+        ? { kind: Kind; args: Args; returns: Returns }
+        : never;
     type Shapes<Api> = { [M in keyof Api]: { [F in keyof Api[M]]: Shape<Api[M][F]> } };
     type Real = FilterApi<
       ApiFromModules<{ config: typeof config; lib: typeof lib }>,

@@ -34,8 +34,11 @@ export async function deriveStatus(
       return { state: "running", previousAttempts: work.attempts };
     case "finished": {
       if (work.resultPayloadId !== undefined && state.result.kind === "success") {
-        const payload = await db.get(work.resultPayloadId);
-        return { state: "finished", result: { kind: "success", returnValue: payload?.returnValue } };
+        const payload = await db.get("payloads", work.resultPayloadId);
+        return {
+          state: "finished",
+          result: { kind: "success", returnValue: payload?.returnValue },
+        };
       }
       return { state: "finished", result: state.result };
     }

@@ -34,7 +34,7 @@ export async function kickLoop(ctx: MutationCtx, segment: number): Promise<void>
   }
   await scheduleMain(ctx, status.generation, segment);
   const watchdogArmed = status.watchdogArmed || (await armWatchdog(ctx, status.generation));
-  await ctx.db.patch(status._id, { state: { kind: "running" }, watchdogArmed });
+  await ctx.db.patch("runStatus", status._id, { state: { kind: "running" }, watchdogArmed });
 }
 
 async function scheduleMain(ctx: MutationCtx, generation: number, segment: number) {

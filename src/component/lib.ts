@@ -8,12 +8,7 @@ import { internal } from "./_generated/api.js";
 import type { Id } from "./_generated/dataModel.js";
 import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server.js";
 import { applyConfig, validateConfigUpdate } from "./config.js";
-import {
-  insertJob,
-  MAX_ENQUEUE_BATCH,
-  validateEnqueueItem,
-  vEnqueueItem,
-} from "./enqueue.js";
+import { insertJob, MAX_ENQUEUE_BATCH, validateEnqueueItem, vEnqueueItem } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveStatus, parseWorkId } from "./jobStatus.js";
 import { kickLoop } from "./kick.js";
@@ -79,7 +74,7 @@ export const cancel = mutation({
     const workId = parseWorkId(ctx.db, id);
     if (config) validateConfigUpdate(config, "config.");
     if (config) await applyConfig(ctx, config);
-    const work = await ctx.db.get(workId);
+    const work = await ctx.db.get("work", workId);
     if (work === null || work.state.kind === "finished") return null;
     await requestCancel(ctx, workId);
     return null;
@@ -170,7 +165,7 @@ export const status = query({
   returns: vStatusWithResult,
   handler: async (ctx, { id }) => {
     const workId = parseWorkId(ctx.db, id);
-    return await deriveStatus(ctx.db, await ctx.db.get(workId));
+    return await deriveStatus(ctx.db, await ctx.db.get("work", workId));
   },
 });
 
@@ -183,7 +178,7 @@ export const statusBatch = query({
     }
     const workIds = ids.map((id, i) => parseWorkId(ctx.db, id, `ids[${i}]`));
     return await Promise.all(
-      workIds.map(async (workId) => await deriveStatus(ctx.db, await ctx.db.get(workId))),
+      workIds.map(async (workId) => await deriveStatus(ctx.db, await ctx.db.get("work", workId))),
     );
   },
 });

@@ -75,7 +75,7 @@ export const main = internalMutation({
     await maybeReport(pass, goingQuiet);
     state.generation = generation + 1;
     await scheduleNext(pass, wake);
-    if (row) await ctx.db.replace(row._id, state);
+    if (row) await ctx.db.replace("loopState", row._id, state);
     else await ctx.db.insert("loopState", state);
     if (config.logLevel === "DEBUG") {
       const metrics = await ctx.meta.getTransactionMetrics();
@@ -132,8 +132,11 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
   const { ctx } = pass;
   const generation = pass.state.generation;
   const status = await ctx.db.query("runStatus").first();
-  const write = async (next: { state: NonNullable<typeof status>["state"]; generation: number }) => {
-    if (status) await ctx.db.patch(status._id, next);
+  const write = async (next: {
+    state: NonNullable<typeof status>["state"];
+    generation: number;
+  }) => {
+    if (status) await ctx.db.patch("runStatus", status._id, next);
     else await ctx.db.insert("runStatus", next);
   };
   switch (wake.kind) {
@@ -143,9 +146,13 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
       const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
       if (wake.kind === "now" || wake.segment === pass.segment + 1) {
         // Running hot: callers only ever append into the next segment, which the loop will read.
-        if (status?.state.kind !== "running") await write({ state: { kind: "running" }, generation });
+        if (status?.state.kind !== "running")
+          await write({ state: { kind: "running" }, generation });
       } else {
-        await write({ state: { kind: "scheduled", segment: wake.segment, scheduledId }, generation });
+        await write({
+          state: { kind: "scheduled", segment: wake.segment, scheduledId },
+          generation,
+        });
       }
       return;
     }

@@ -8,7 +8,9 @@ describe("nextRetryDelayMs", () => {
   it("waits initialBackoffMs * base^(n-1), within the jitter bounds", () => {
     for (const failed of [1, 2, 3]) {
       const nominal = 250 * 2 ** (failed - 1);
-      expect(nextRetryDelayMs(failed, behavior, 0)).toBe(Math.round(nominal * (1 - JITTER_FRACTION)));
+      expect(nextRetryDelayMs(failed, behavior, 0)).toBe(
+        Math.round(nominal * (1 - JITTER_FRACTION)),
+      );
       expect(nextRetryDelayMs(failed, behavior, 0.5)).toBe(nominal);
       expect(nextRetryDelayMs(failed, behavior, 0.999999)).toBeLessThanOrEqual(
         Math.round(nominal * (1 + JITTER_FRACTION)),
@@ -53,7 +55,11 @@ describe("decideCompletion", () => {
   });
 
   it("reports canceled for a canceled job that would have retried", () => {
-    const decision = decideCompletion(failed, { attempt: 1, retryBehavior: behavior, canceled: true }, 0.5);
+    const decision = decideCompletion(
+      failed,
+      { attempt: 1, retryBehavior: behavior, canceled: true },
+      0.5,
+    );
     expect(decision).toEqual({ kind: "finish", result: { kind: "canceled" } });
   });
 

@@ -25,8 +25,7 @@ export function nextRetryDelayMs(
 
 /** What the loop does with a reported attempt. */
 export type CompletionDecision =
-  | { kind: "retry"; delayMs: number }
-  | { kind: "finish"; result: RunResult };
+  { kind: "retry"; delayMs: number } | { kind: "finish"; result: RunResult };
 
 /**
  * Decides the fate of a job after attempt number `attempt` ended with `outcome`.

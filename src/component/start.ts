@@ -23,8 +23,8 @@ export async function startWork(pass: Pass): Promise<boolean> {
     .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
     .take(take);
   for (const row of rows) {
-    await ctx.db.delete(row._id);
-    const work = await ctx.db.get(row.workId);
+    await ctx.db.delete("pendingStart", row._id);
+    const work = await ctx.db.get("work", row.workId);
     if (work === null || work.state.kind !== "pending") {
       pass.log.error("invariant", {
         message: "a pendingStart row pointed at a job that is not pending",
@@ -34,12 +34,16 @@ export async function startWork(pass: Pass): Promise<boolean> {
       continue;
     }
     const scheduledId = await scheduleWorker(pass, work);
-    await ctx.db.patch(work._id, {
+    await ctx.db.patch("work", work._id, {
       state: { kind: "running", scheduledId, startedAt: pass.now },
     });
     pass.state.running++;
     recordStart(pass.state.stats, Math.max(0, pass.now - row.runAt));
-    pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
+    pass.log.debug("started", {
+      workId: work._id,
+      fnName: work.fnName,
+      attempt: work.attempts + 1,
+    });
   }
   return rows.length === take && capacity > take;
 }

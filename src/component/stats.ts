@@ -35,8 +35,14 @@ export function recordStart(stats: Stats, lagMs: number): void {
 
 function hasActivity(stats: Stats): boolean {
   return (
-    stats.started + stats.succeeded + stats.failed + stats.retried + stats.canceled +
-      stats.recovered + stats.staleCompletions + stats.onCompleteFailures >
+    stats.started +
+      stats.succeeded +
+      stats.failed +
+      stats.retried +
+      stats.canceled +
+      stats.recovered +
+      stats.staleCompletions +
+      stats.onCompleteFailures >
     0
   );
 }

@@ -24,9 +24,9 @@ export const sweep = internalMutation({
       .withIndex("by_expiresAt", (q) => q.gte("expiresAt", 0).lte("expiresAt", now))
       .take(SWEEP_BATCH);
     for (const work of expired) {
-      if (work.payloadId) await ctx.db.delete(work.payloadId);
-      if (work.resultPayloadId) await ctx.db.delete(work.resultPayloadId);
-      await ctx.db.delete(work._id);
+      if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
+      if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
+      await ctx.db.delete("work", work._id);
     }
     if (expired.length === SWEEP_BATCH) {
       await ctx.scheduler.runAfter(0, internal.sweep.sweep, {});

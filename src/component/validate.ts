@@ -31,15 +31,13 @@ export function validateRetryBehavior(value: RetryBehavior, argument = "retryBeh
 }
 
 /** Checks `runAt` / `runAfter` and returns when the job may start (ms since epoch). */
-export function resolveRunAt(
-  opts: { runAt?: number; runAfter?: number },
-  now: number,
-): number {
+export function resolveRunAt(opts: { runAt?: number; runAfter?: number }, now: number): number {
   if (opts.runAt !== undefined && opts.runAfter !== undefined) {
     invalidArgument("runAt/runAfter", "give at most one of runAt and runAfter", "both");
   }
   if (opts.runAt !== undefined) {
-    if (!Number.isFinite(opts.runAt)) invalidArgument("runAt", "must be a finite number", opts.runAt);
+    if (!Number.isFinite(opts.runAt))
+      invalidArgument("runAt", "must be a finite number", opts.runAt);
     return opts.runAt;
   }
   if (opts.runAfter !== undefined) {

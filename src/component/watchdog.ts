@@ -33,7 +33,7 @@ export const check = internalMutation({
     const now = Date.now();
     const state = status.state;
     if (state.kind === "idle") {
-      await ctx.db.patch(status._id, { watchdogArmed: false });
+      await ctx.db.patch("runStatus", status._id, { watchdogArmed: false });
       return null;
     }
     const loop = await ctx.db.query("loopState").first();

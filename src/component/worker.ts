@@ -39,7 +39,7 @@ function failure(error: unknown): AttemptResult {
 export const loadArgs = internalQuery({
   args: { payloadId: v.id("payloads") },
   returns: v.any(),
-  handler: async (ctx, { payloadId }) => (await ctx.db.get(payloadId))?.fnArgs ?? {},
+  handler: async (ctx, { payloadId }) => (await ctx.db.get("payloads", payloadId))?.fnArgs ?? {},
 });
 
 export const runAction = internalAction({
@@ -78,7 +78,10 @@ async function reportWithRetries(
   // Reporting keeps failing (e.g. the return value cannot be stored): report the failure itself once,
   // then give up loudly; recovery sees this worker failed and counts the attempt as failed.
   try {
-    await report({ kind: "failed", error: `workpool: could not record result: ${errorMessage(lastError)}` });
+    await report({
+      kind: "failed",
+      error: `workpool: could not record result: ${errorMessage(lastError)}`,
+    });
     return;
   } catch {
     throw lastError;
@@ -91,7 +94,7 @@ export const runMutationOrQuery = internalMutation({
   handler: async (ctx, { workId, attempt, fnHandle, fnArgs, payloadId, fnType }) => {
     let result: AttemptResult;
     try {
-      const args = payloadId ? (await ctx.db.get(payloadId))?.fnArgs : fnArgs;
+      const args = payloadId ? (await ctx.db.get("payloads", payloadId))?.fnArgs : fnArgs;
       const returnValue =
         fnType === "mutation"
           ? await ctx.runMutation(fnHandle as FunctionHandle<"mutation">, args ?? {})
@@ -104,4 +107,3 @@ export const runMutationOrQuery = internalMutation({
     return null;
   },
 });
-

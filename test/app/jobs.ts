@@ -1,5 +1,10 @@
 // The test app's jobs: user code the pool runs, with behavior chosen by arguments.
-import { actionGeneric, mutationGeneric, queryGeneric, internalMutationGeneric } from "convex/server";
+import {
+  actionGeneric,
+  mutationGeneric,
+  queryGeneric,
+  internalMutationGeneric,
+} from "convex/server";
 import { v } from "convex/values";
 import { NonRetryableError } from "../../src/client/index.js";
 import { probe } from "./probe.js";

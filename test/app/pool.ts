@@ -34,13 +34,15 @@ export const enqueue = mutationGeneric({
     const opts = { ...options, onComplete: onCompleteRef(onComplete) };
     if (batch) {
       if (kind === "action") return await p.enqueueActionBatch(ctx, jobRef(kind), argsList, opts);
-      if (kind === "mutation") return await p.enqueueMutationBatch(ctx, jobRef(kind), argsList, opts);
+      if (kind === "mutation")
+        return await p.enqueueMutationBatch(ctx, jobRef(kind), argsList, opts);
       return await p.enqueueQueryBatch(ctx, jobRef(kind), argsList, opts);
     }
     const ids: WorkId[] = [];
     for (const args of argsList) {
       if (kind === "action") ids.push(await p.enqueueAction(ctx, jobRef(kind), args, opts));
-      else if (kind === "mutation") ids.push(await p.enqueueMutation(ctx, jobRef(kind), args, opts));
+      else if (kind === "mutation")
+        ids.push(await p.enqueueMutation(ctx, jobRef(kind), args, opts));
       else ids.push(await p.enqueueQuery(ctx, jobRef(kind), args, opts));
     }
     return ids;

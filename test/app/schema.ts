@@ -4,8 +4,9 @@ import { v } from "convex/values";
 
 export default defineSchema({
   effects: defineTable({ key: v.string(), value: v.any() }),
-  completions: defineTable({ workId: v.string(), context: v.optional(v.any()), result: v.any() }).index(
-    "by_workId",
-    ["workId"],
-  ),
+  completions: defineTable({
+    workId: v.string(),
+    context: v.optional(v.any()),
+    result: v.any(),
+  }).index("by_workId", ["workId"]),
 });
