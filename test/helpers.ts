@@ -75,18 +75,20 @@ export async function jobStates(t: any): Promise<Record<string, number>> {
   return counts;
 }
 
-/** Every row of the component's per-job tables, for before/after comparisons. */
+/** The component's tables that hold per-job rows: empty once all work is done and swept. */
+export const PER_JOB_TABLES = [
+  "work",
+  "payloads",
+  "pendingStart",
+  "pendingCompletion",
+  "pendingCancelation",
+] as const;
+
+/** Every row of the per-job tables and the config, for before/after comparisons. */
 export async function componentRows(t: any) {
   return await inComponent(t, async (ctx) => {
     const rows: Record<string, unknown[]> = {};
-    for (const table of [
-      "work",
-      "payloads",
-      "pendingStart",
-      "pendingCompletion",
-      "pendingCancelation",
-      "config",
-    ]) {
+    for (const table of [...PER_JOB_TABLES, "config"]) {
       rows[table] = await ctx.db.query(table).collect();
     }
     return rows;

@@ -12,6 +12,7 @@ import {
   enqueue,
   inComponent,
   jobStates,
+  PER_JOB_TABLES,
   runChecking,
   runFor,
   runUntil,
@@ -453,13 +454,7 @@ describe("quiescence", () => {
     expect((await componentRows(t)).work).toHaveLength(9);
     await runFor(t, 90_000, 500);
     const rows = await componentRows(t);
-    for (const table of [
-      "work",
-      "payloads",
-      "pendingStart",
-      "pendingCompletion",
-      "pendingCancelation",
-    ]) {
+    for (const table of PER_JOB_TABLES) {
       expect(rows[table], table).toEqual([]);
     }
   });
