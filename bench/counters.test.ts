@@ -1,0 +1,107 @@
+/**
+ * The benchmark's counters (bench/instrument.ts) on cases small enough to know the answer: a
+ * transaction with known reads and writes, checked against convex-test's own
+ * `ctx.meta.getTransactionMetrics()`, and one job through our pool, checked against what the app did
+ * and against the component's `_scheduled_functions` rows.
+ */
+import { convexTest } from "convex-test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { api } from "./app/_generated/api.js";
+import schema from "./app/schema.js";
+import { appModules, runScenario, type Scenario } from "./harness.js";
+import { installInstrumentation, resetCounters } from "./instrument.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe("bench counters", () => {
+  it("attribute a transaction's reads and writes to the functions that made them", async () => {
+    installInstrumentation();
+    const t = convexTest({ schema, modules: appModules } as any);
+    const counters = resetCounters();
+    const r = await t.mutation(api.calibrate.writeThenRead, { n: 7 });
+    expect(r.read).toBe(7);
+    const mutation = counters.usageByFunction.get("app:calibrate:writeThenRead (mutation)")!;
+    const query = counters.usageByFunction.get("app:calibrate:readAll (query)")!;
+    // The mutation's own: 7 inserts; the nested query's own: the 7 reads.
+    expect(mutation.docsWritten).toBe(7);
+    expect(mutation.docsRead).toBe(0);
+    expect(query.docsRead).toBe(7);
+    expect(query.docsWritten).toBe(0);
+    // Together they are the transaction, exactly as convex-test reports it from inside.
+    expect(mutation.docsRead + query.docsRead).toBe(r.documentsRead);
+    expect(mutation.bytesRead + query.bytesRead).toBe(r.bytesRead);
+    expect(mutation.docsWritten + query.docsWritten).toBe(r.documentsWritten);
+    expect(mutation.bytesWritten + query.bytesWritten).toBe(r.bytesWritten);
+    expect(counters.transactions).toBe(1);
+    expect(counters.maxTxDocsRead).toBe(7);
+    expect(counters.maxTxBytesRead).toBe(r.bytesRead);
+    expect(counters.invocations.app).toEqual({ query: 1, mutation: 1, action: 0 });
+    expect(counters.invocations.pool).toEqual({ query: 0, mutation: 0, action: 0 });
+    // convex-test's own helpers are not counted.
+    await t.run(async (ctx: any) => await ctx.db.query("scratch").collect());
+    expect(counters.transactions).toBe(1);
+    expect(counters.invocations.app.mutation).toBe(1);
+  });
+
+  it("count one job through our pool", async () => {
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const sc: Scenario = {
+      id: "one",
+      title: "one action of 1 s",
+      kind: "action",
+      jobs: 1,
+      maxParallelism: 10,
+      ms: 1000,
+      failTimes: 0,
+      expectKind: "success",
+      deadlineMs: 30_000,
+    };
+    const r = await runScenario("ours", sc);
+    const c = r.counters;
+    // The app: one enqueue mutation, the job itself, one onComplete.
+    expect(c.invocations.app).toEqual({ query: 0, mutation: 2, action: 1 });
+    expect(c.byFunction.get("app:pools:enqueue (mutation)")).toBe(1);
+    expect(c.byFunction.get("app:jobs:work (action)")).toBe(1);
+    expect(c.byFunction.get("app:jobs:onComplete (mutation)")).toBe(1);
+    // The app's own writes: the onComplete row, nothing else; its reads: none.
+    expect(c.usage.app.docsWritten).toBe(1);
+    expect(c.usage.app.docsRead).toBe(0);
+    // Every pool function that ran as a scheduled function was counted, by name.
+    const scheduled = (await (r.backend as any).runInComponent("ours", async (ctx: any) =>
+      await ctx.db.system.query("_scheduled_functions").collect(),
+    )) as Array<{ name: string; state: { kind: string } }>;
+    const ran = new Map<string, number>();
+    for (const s of scheduled) {
+      if (s.state.kind === "success" || s.state.kind === "failed") ran.set(s.name, (ran.get(s.name) ?? 0) + 1);
+    }
+    expect(ran.size).toBeGreaterThan(0);
+    let scheduledCalls = 0;
+    for (const [name, n] of ran) {
+      const counted = [...c.byFunction].filter(([k]) => k.startsWith(`ours:${name} (`)).reduce((s, [, v]) => s + v, 0);
+      expect(counted, name).toBeGreaterThanOrEqual(n);
+      scheduledCalls += n;
+    }
+    const pool = c.invocations.pool;
+    // Beyond the scheduled ones, the pool was called by the app's enqueue (and possibly by its own worker).
+    expect(pool.query + pool.mutation + pool.action).toBeGreaterThanOrEqual(scheduledCalls + 1);
+    // Per-function usage adds up to the transactions' totals.
+    expect(c.usage.app.docsRead + c.usage.pool.docsRead).toBe(c.txTotal.docsRead);
+    expect(c.usage.app.docsWritten + c.usage.pool.docsWritten).toBe(c.txTotal.docsWritten);
+    expect(c.usage.app.bytesRead + c.usage.pool.bytesRead).toBe(c.txTotal.bytesRead);
+    expect(c.usage.app.bytesWritten + c.usage.pool.bytesWritten).toBe(c.txTotal.bytesWritten);
+    expect(c.usage.pool.docsWritten).toBeGreaterThan(0);
+    expect(c.maxTxDocsRead).toBeGreaterThan(0);
+    // Timing: one attempt of exactly 1 s, started after enqueue, finished within the makespan.
+    expect(r.completions).toEqual({ success: 1, failed: 0, canceled: 0 });
+    expect(r.lost + r.duplicates + r.wrongKind).toBe(0);
+    expect(r.maxConcurrency).toBe(1);
+    expect(r.busyMs).toBe(1000);
+    expect(r.lags).toHaveLength(1);
+    expect(r.lags[0]).toBeGreaterThanOrEqual(0);
+    expect(r.makespanMs).toBeGreaterThanOrEqual(r.lags[0] + 1000);
+  }, 60_000);
+});
