@@ -571,3 +571,14 @@ describe("cancelAll", () => {
     expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 30 });
   });
 });
+
+describe("waking the loop", () => {
+  it("a job due now is not held back by a delayed job enqueued just before it", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "later" }], { options: { runAfter: 60_000 } });
+    await enqueue(t, "action", [{ key: "now" }]);
+    await runFor(t, 1000);
+    expect(probe.attempts.get("now")).toBe(1);
+    expect(probe.attempts.get("later")).toBeUndefined();
+  });
+});

@@ -108,7 +108,16 @@ export const cancelAll = mutation({
     }
     if (config) validateConfigUpdate(config, "config.");
     if (config) await applyConfig(ctx, config);
-    await cancelAllPage(ctx, { limit: batch, before: before ?? Date.now(), phase: "pending" });
+    // Without `before`, cancel every job that exists now: up to the newest one, inclusive (jobs
+    // enqueued after this call are not canceled).
+    const newest = await ctx.db.query("work").order("desc").first();
+    if (newest === null) return null;
+    await cancelAllPage(ctx, {
+      limit: batch,
+      before,
+      upTo: before === undefined ? newest._creationTime : undefined,
+      phase: "pending",
+    });
     return null;
   },
 });
@@ -117,7 +126,15 @@ const vCancelAllPhase = v.union(v.literal("pending"), v.literal("running"));
 
 async function cancelAllPage(
   ctx: MutationCtx,
-  args: { limit: number; before: number; phase: "pending" | "running"; cursor?: string },
+  args: {
+    limit: number;
+    /** Cancel only jobs created before this time (exclusive)... */
+    before?: number;
+    /** ...or up to this creation time (inclusive). */
+    upTo?: number;
+    phase: "pending" | "running";
+    cursor?: string;
+  },
 ) {
   const page = await ctx.db
     .query("work")
@@ -126,7 +143,8 @@ async function cancelAllPage(
   let requested = 0;
   const segment = nextSegment(Date.now());
   for (const work of page.page) {
-    if (work._creationTime >= args.before) continue;
+    if (args.before !== undefined && work._creationTime >= args.before) continue;
+    if (args.upTo !== undefined && work._creationTime > args.upTo) continue;
     await ctx.db.insert("pendingCancelation", { workId: work._id, segment });
     requested++;
   }
@@ -140,6 +158,7 @@ async function cancelAllPage(
     await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
       limit: args.limit,
       before: args.before,
+      upTo: args.upTo,
       phase: "running",
     });
   }
@@ -149,7 +168,8 @@ async function cancelAllPage(
 export const cancelAllContinue = internalMutation({
   args: {
     limit: v.number(),
-    before: v.number(),
+    before: v.optional(v.number()),
+    upTo: v.optional(v.number()),
     phase: vCancelAllPhase,
     cursor: v.optional(v.string()),
   },
