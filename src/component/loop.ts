@@ -70,8 +70,11 @@ export const main = internalMutation({
       moreCompletions || moreCancelations || moreStarts
         ? { kind: "now" }
         : await nextWake(pass, expiry);
+    // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions; its
+    // report waits for the interval, so the backlog scan is not paid on every pass.)
     const goingQuiet =
-      wake.kind === "idle" || (wake.kind === "segment" && wake.segment > pass.segment + 1);
+      wake.kind === "idle" ||
+      (wake.kind === "segment" && wake.segment > pass.segment + 1 && state.running === 0);
     await maybeReport(pass, goingQuiet);
     state.generation = generation + 1;
     await scheduleNext(pass, wake);
