@@ -4,7 +4,12 @@ export default defineConfig({
   test: {
     environment: "edge-runtime",
     server: { deps: { inline: ["convex-test"] } },
-    include: ["src/**/*.test.ts", "test/**/*.test.ts", "example/**/*.test.ts", "bench/**/*.test.ts"],
+    include: [
+      "src/**/*.test.ts",
+      "test/**/*.test.ts",
+      "example/**/*.test.ts",
+      "bench/**/*.test.ts",
+    ],
     testTimeout: 60_000,
   },
 });

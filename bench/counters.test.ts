@@ -71,17 +71,21 @@ describe("bench counters", () => {
     expect(c.usage.app.docsWritten).toBe(1);
     expect(c.usage.app.docsRead).toBe(0);
     // Every pool function that ran as a scheduled function was counted, by name.
-    const scheduled = (await (r.backend as any).runInComponent("ours", async (ctx: any) =>
-      await ctx.db.system.query("_scheduled_functions").collect(),
+    const scheduled = (await (r.backend as any).runInComponent(
+      "ours",
+      async (ctx: any) => await ctx.db.system.query("_scheduled_functions").collect(),
     )) as Array<{ name: string; state: { kind: string } }>;
     const ran = new Map<string, number>();
     for (const s of scheduled) {
-      if (s.state.kind === "success" || s.state.kind === "failed") ran.set(s.name, (ran.get(s.name) ?? 0) + 1);
+      if (s.state.kind === "success" || s.state.kind === "failed")
+        ran.set(s.name, (ran.get(s.name) ?? 0) + 1);
     }
     expect(ran.size).toBeGreaterThan(0);
     let scheduledCalls = 0;
     for (const [name, n] of ran) {
-      const counted = [...c.byFunction].filter(([k]) => k.startsWith(`ours:${name} (`)).reduce((s, [, v]) => s + v, 0);
+      const counted = [...c.byFunction]
+        .filter(([k]) => k.startsWith(`ours:${name} (`))
+        .reduce((s, [, v]) => s + v, 0);
       expect(counted, name).toBeGreaterThanOrEqual(n);
       scheduledCalls += n;
     }

@@ -74,7 +74,12 @@ let warmedUp = false;
 /** Loads every module once: convex-test imports lazily, which is real I/O the fake clock does not wait for. */
 async function warmUp() {
   if (warmedUp) return;
-  const all = { ...appModules, ...oursTest.modules, ...peerTest.modules, ...batchWorkerTest.modules };
+  const all = {
+    ...appModules,
+    ...oursTest.modules,
+    ...peerTest.modules,
+    ...batchWorkerTest.modules,
+  };
   await Promise.all(
     Object.entries(all)
       .filter(([path]) => !/\.(test|config)\.ts$/.test(path))
@@ -109,7 +114,9 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   installInstrumentation();
   await warmUp();
   const wallStart = performance.now();
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+  vi.useFakeTimers({
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+  });
   vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
   probe.reset();
   const t = newBackend(side);
@@ -153,7 +160,9 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   const finished = probe.onCompleteCalls >= sc.jobs;
   // Read results (convex-test's own helper: not counted; counters are detached first).
   resetCounters();
-  const rows = (await t.run(async (ctx: any) => await ctx.db.query("completions").collect())) as Array<{
+  const rows = (await t.run(
+    async (ctx: any) => await ctx.db.query("completions").collect(),
+  )) as Array<{
     workId: string;
     kind: string;
     at: number;

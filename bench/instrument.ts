@@ -28,7 +28,12 @@ import { TransactionMetricsTracker } from "convex-test/dist/transactionMetrics.j
 export type Side = "app" | "pool";
 export type UdfType = "query" | "mutation" | "action";
 
-export type Usage = { docsRead: number; docsWritten: number; bytesRead: number; bytesWritten: number };
+export type Usage = {
+  docsRead: number;
+  docsWritten: number;
+  bytesRead: number;
+  bytesWritten: number;
+};
 
 export type Counters = {
   invocations: Record<Side, Record<UdfType, number>>;
@@ -49,12 +54,22 @@ export type Counters = {
   maxTxBytesReadFn: string;
 };
 
-type Metrics = { bytesRead: number; bytesWritten: number; documentsRead: number; documentsWritten: number };
+type Metrics = {
+  bytesRead: number;
+  bytesWritten: number;
+  documentsRead: number;
+  documentsWritten: number;
+};
 type Label = { side: Side; key: string } | "harness";
 type Frame = { start: Metrics; children: Metrics; label?: Label };
 
 const zeroUsage = (): Usage => ({ docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 });
-const zeroMetrics = (): Metrics => ({ bytesRead: 0, bytesWritten: 0, documentsRead: 0, documentsWritten: 0 });
+const zeroMetrics = (): Metrics => ({
+  bytesRead: 0,
+  bytesWritten: 0,
+  documentsRead: 0,
+  documentsWritten: 0,
+});
 
 export function newCounters(): Counters {
   const byType = () => ({ query: 0, mutation: 0, action: 0 });
@@ -181,7 +196,12 @@ export function installInstrumentation() {
     const r = origStart.apply(this, args);
     let stack = frames.get(this);
     if (!stack) frames.set(this, (stack = []));
-    stack.push({ start: parentLayer ? pick(parentLayer.metrics) : zeroMetrics(), children: zeroMetrics() });
+    stack.push({
+      start: parentLayer ? pick(parentLayer.metrics) : zeroMetrics(),
+      children: zeroMetrics(),
+    });
+    // The tracker of the transaction now running, read by the invocation counters.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     activeTracker = this;
     return r;
   };
@@ -203,7 +223,8 @@ export function installInstrumentation() {
 }
 
 function onInvocation(store: { componentPath: string; udfPath: string; udfType: string }) {
-  const harness = store.udfPath === "custom" || store.udfPath === "inline" || store.udfType === "http";
+  const harness =
+    store.udfPath === "custom" || store.udfPath === "inline" || store.udfType === "http";
   const side: Side = store.componentPath === "" ? "app" : "pool";
   const key = `${store.componentPath || "app"}:${store.udfPath} (${store.udfType})`;
   if (store.udfType === "query" || store.udfType === "mutation") {

@@ -17,7 +17,13 @@ function ratio(a: number | undefined, b: number | undefined): string {
   return (a / b).toFixed(2);
 }
 
-type Row = { label: string; get: (r: Result) => number; digits?: number; noRatio?: boolean; text?: (r: Result) => string };
+type Row = {
+  label: string;
+  get: (r: Result) => number;
+  digits?: number;
+  noRatio?: boolean;
+  text?: (r: Result) => string;
+};
 
 export function poolCallsPerJob(r: Result) {
   const i = r.counters.invocations.pool;
@@ -27,10 +33,12 @@ export function appCallsPerJob(r: Result) {
   const i = r.counters.invocations.app;
   return perJob(r, i.query + i.mutation + i.action);
 }
-export const docsReadPerJob = (r: Result) => perJob(r, r.counters.usage.app.docsRead + r.counters.usage.pool.docsRead);
+export const docsReadPerJob = (r: Result) =>
+  perJob(r, r.counters.usage.app.docsRead + r.counters.usage.pool.docsRead);
 export const docsWrittenPerJob = (r: Result) =>
   perJob(r, r.counters.usage.app.docsWritten + r.counters.usage.pool.docsWritten);
-export const bytesReadPerJob = (r: Result) => perJob(r, r.counters.usage.app.bytesRead + r.counters.usage.pool.bytesRead);
+export const bytesReadPerJob = (r: Result) =>
+  perJob(r, r.counters.usage.app.bytesRead + r.counters.usage.pool.bytesRead);
 export const bytesWrittenPerJob = (r: Result) =>
   perJob(r, r.counters.usage.app.bytesWritten + r.counters.usage.pool.bytesWritten);
 export const utilization = (r: Result) =>
@@ -39,39 +47,77 @@ export const utilization = (r: Result) =>
     : NaN;
 
 const rows: Row[] = [
-  { label: "function calls / job, pool (query / mutation / action)", get: poolCallsPerJob, text: (r) => {
-    const i = r.counters.invocations.pool;
-    return `${fmt(poolCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
-  } },
-  { label: "function calls / job, app (query / mutation / action)", get: appCallsPerJob, text: (r) => {
-    const i = r.counters.invocations.app;
-    return `${fmt(appCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
-  } },
+  {
+    label: "function calls / job, pool (query / mutation / action)",
+    get: poolCallsPerJob,
+    text: (r) => {
+      const i = r.counters.invocations.pool;
+      return `${fmt(poolCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
+    },
+  },
+  {
+    label: "function calls / job, app (query / mutation / action)",
+    get: appCallsPerJob,
+    text: (r) => {
+      const i = r.counters.invocations.app;
+      return `${fmt(appCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
+    },
+  },
   { label: "function calls / job, total", get: (r) => poolCallsPerJob(r) + appCallsPerJob(r) },
-  { label: "documents read / job (pool only)", get: docsReadPerJob, text: (r) => `${fmt(docsReadPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsRead))})` },
-  { label: "documents written / job (pool only)", get: docsWrittenPerJob, text: (r) => `${fmt(docsWrittenPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsWritten))})` },
+  {
+    label: "documents read / job (pool only)",
+    get: docsReadPerJob,
+    text: (r) => `${fmt(docsReadPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsRead))})`,
+  },
+  {
+    label: "documents written / job (pool only)",
+    get: docsWrittenPerJob,
+    text: (r) =>
+      `${fmt(docsWrittenPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsWritten))})`,
+  },
   { label: "KB read / job", get: (r) => bytesReadPerJob(r) / 1000 },
   { label: "KB written / job", get: (r) => bytesWrittenPerJob(r) / 1000 },
   { label: "largest transaction: documents read", get: (r) => r.counters.maxTxDocsRead, digits: 0 },
-  { label: "largest transaction: KB read", get: (r) => r.counters.maxTxBytesRead / 1000, digits: 1 },
+  {
+    label: "largest transaction: KB read",
+    get: (r) => r.counters.maxTxBytesRead / 1000,
+    digits: 1,
+  },
   { label: "start lag p50 (virtual ms)", get: (r) => lagStats(r.lags).p50, digits: 0 },
   { label: "start lag p95 (virtual ms)", get: (r) => lagStats(r.lags).p95, digits: 0 },
   { label: "start lag max (virtual ms)", get: (r) => lagStats(r.lags).max, digits: 0 },
   { label: "makespan (virtual s)", get: (r) => r.makespanMs / 1000 },
   { label: "utilization", get: utilization, digits: 3 },
-  { label: "highest concurrency (limit)", get: (r) => r.maxConcurrency, noRatio: true, text: (r) => `${r.maxConcurrency} (${r.scenario.maxParallelism})` },
-  { label: "onComplete success / failed / canceled", get: () => NaN, noRatio: true, text: (r) =>
-    `${r.completions.success} / ${r.completions.failed} / ${r.completions.canceled}` },
-  { label: "onComplete lost / duplicate / wrong kind", get: () => NaN, noRatio: true, text: (r) =>
-    `${r.lost} / ${r.duplicates} / ${r.wrongKind}${r.finished ? "" : " (deadline hit)"}` },
+  {
+    label: "highest concurrency (limit)",
+    get: (r) => r.maxConcurrency,
+    noRatio: true,
+    text: (r) => `${r.maxConcurrency} (${r.scenario.maxParallelism})`,
+  },
+  {
+    label: "onComplete success / failed / canceled",
+    get: () => NaN,
+    noRatio: true,
+    text: (r) => `${r.completions.success} / ${r.completions.failed} / ${r.completions.canceled}`,
+  },
+  {
+    label: "onComplete lost / duplicate / wrong kind",
+    get: () => NaN,
+    noRatio: true,
+    text: (r) =>
+      `${r.lost} / ${r.duplicates} / ${r.wrongKind}${r.finished ? "" : " (deadline hit)"}`,
+  },
   { label: "harness wall-clock (s)", get: (r) => r.wallSeconds, digits: 1 },
 ];
 
 export function scenarioTable(pair: Pair): string {
   const lines = ["| metric | ours | peer | ours / peer |", "| --- | ---: | ---: | ---: |"];
   for (const row of rows) {
-    const cell = (r?: Result) => (r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run");
-    const rat = row.noRatio ? "" : ratio(pair.ours && row.get(pair.ours), pair.peer && row.get(pair.peer));
+    const cell = (r?: Result) =>
+      r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
+    const rat = row.noRatio
+      ? ""
+      : ratio(pair.ours && row.get(pair.ours), pair.peer && row.get(pair.peer));
     lines.push(`| ${row.label} | ${cell(pair.ours)} | ${cell(pair.peer)} | ${rat} |`);
   }
   return lines.join("\n");
@@ -87,7 +133,12 @@ export function breakdown(r: Result): string {
   const entries = [...keys].map((k) => ({
     k,
     calls: r.counters.byFunction.get(k) ?? 0,
-    u: r.counters.usageByFunction.get(k) ?? { docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 },
+    u: r.counters.usageByFunction.get(k) ?? {
+      docsRead: 0,
+      docsWritten: 0,
+      bytesRead: 0,
+      bytesWritten: 0,
+    },
   }));
   entries.sort((a, b) => b.calls - a.calls || b.u.docsWritten - a.u.docsWritten);
   for (const e of entries) {

@@ -23,7 +23,8 @@ function envInt(name: string, def: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -132,7 +133,9 @@ const SCENARIOS: Scenario[] = [
 ];
 
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
-const sides = (process.env.BENCH_SIDES ?? "ours,peer").split(",").map((s) => s.trim()) as Array<"ours" | "peer">;
+const sides = (process.env.BENCH_SIDES ?? "ours,peer").split(",").map((s) => s.trim()) as Array<
+  "ours" | "peer"
+>;
 const selected = SCENARIOS.filter((s) => !only || only.includes(s.id));
 
 const results = new Map<string, Pair>();
@@ -142,36 +145,48 @@ const out = (s: string) => process.stdout.write(s);
 describe("bench", () => {
   for (const sc of selected) {
     for (const side of sides) {
-      it(`${sc.id} ${side}: ${sc.title}`, async () => {
-        const logged = { error: 0, warn: 0 };
-        vi.spyOn(console, "log").mockImplementation(() => {});
-        vi.spyOn(console, "info").mockImplementation(() => {});
-        vi.spyOn(console, "debug").mockImplementation(() => {});
-        vi.spyOn(console, "warn").mockImplementation(() => void logged.warn++);
-        vi.spyOn(console, "error").mockImplementation(() => void logged.error++);
-        let r: Result;
-        try {
-          r = await runScenario(side, sc);
-        } finally {
-          vi.restoreAllMocks();
-        }
-        const pair = results.get(sc.id) ?? {};
-        pair[side] = r;
-        results.set(sc.id, pair);
-        const lag = lagStats(r.lags);
-        out(
-          `[bench] ${sc.id} ${side.padEnd(4)} ${r.wallSeconds.toFixed(1)} s wall | pool calls/job ${poolCallsPerJob(r).toFixed(2)}` +
-            ` | docs r/w per job ${docsReadPerJob(r).toFixed(1)}/${docsWrittenPerJob(r).toFixed(1)}` +
-            ` | makespan ${(r.makespanMs / 1000).toFixed(1)} s | lag p50 ${lag.p50} ms | max conc ${r.maxConcurrency}` +
-            ` | onComplete ${JSON.stringify(r.completions)} lost ${r.lost} dup ${r.duplicates}` +
-            ` | console.error ${logged.error} warn ${logged.warn}\n`,
-        );
-        expect(r.finished, `${side}: every job's onComplete within ${sc.deadlineMs} virtual ms`).toBe(true);
-        expect(r.lost, `${side}: lost onComplete calls`).toBe(0);
-        expect(r.duplicates, `${side}: duplicate onComplete calls`).toBe(0);
-        expect(r.wrongKind, `${side}: onComplete calls with a result other than ${sc.expectKind}`).toBe(0);
-        expect(r.maxConcurrency, `${side}: highest concurrency`).toBeLessThanOrEqual(sc.maxParallelism);
-      }, 60 * 60_000);
+      it(
+        `${sc.id} ${side}: ${sc.title}`,
+        async () => {
+          const logged = { error: 0, warn: 0 };
+          vi.spyOn(console, "log").mockImplementation(() => {});
+          vi.spyOn(console, "info").mockImplementation(() => {});
+          vi.spyOn(console, "debug").mockImplementation(() => {});
+          vi.spyOn(console, "warn").mockImplementation(() => void logged.warn++);
+          vi.spyOn(console, "error").mockImplementation(() => void logged.error++);
+          let r: Result;
+          try {
+            r = await runScenario(side, sc);
+          } finally {
+            vi.restoreAllMocks();
+          }
+          const pair = results.get(sc.id) ?? {};
+          pair[side] = r;
+          results.set(sc.id, pair);
+          const lag = lagStats(r.lags);
+          out(
+            `[bench] ${sc.id} ${side.padEnd(4)} ${r.wallSeconds.toFixed(1)} s wall | pool calls/job ${poolCallsPerJob(r).toFixed(2)}` +
+              ` | docs r/w per job ${docsReadPerJob(r).toFixed(1)}/${docsWrittenPerJob(r).toFixed(1)}` +
+              ` | makespan ${(r.makespanMs / 1000).toFixed(1)} s | lag p50 ${lag.p50} ms | max conc ${r.maxConcurrency}` +
+              ` | onComplete ${JSON.stringify(r.completions)} lost ${r.lost} dup ${r.duplicates}` +
+              ` | console.error ${logged.error} warn ${logged.warn}\n`,
+          );
+          expect(
+            r.finished,
+            `${side}: every job's onComplete within ${sc.deadlineMs} virtual ms`,
+          ).toBe(true);
+          expect(r.lost, `${side}: lost onComplete calls`).toBe(0);
+          expect(r.duplicates, `${side}: duplicate onComplete calls`).toBe(0);
+          expect(
+            r.wrongKind,
+            `${side}: onComplete calls with a result other than ${sc.expectKind}`,
+          ).toBe(0);
+          expect(r.maxConcurrency, `${side}: highest concurrency`).toBeLessThanOrEqual(
+            sc.maxParallelism,
+          );
+        },
+        60 * 60_000,
+      );
     }
   }
 });
@@ -187,11 +202,18 @@ function targets(): string {
   const r = (id: string) => results.get(id);
   const both = (id: string) => (r(id)?.ours && r(id)?.peer ? (r(id) as Required<Pair>) : undefined);
   const add = (target: string, measured: string, ok: boolean | undefined) =>
-    lines.push(`| ${target} | ${measured} | ${ok === undefined ? "not run" : ok ? "yes" : "**no**"} |`);
+    lines.push(
+      `| ${target} | ${measured} | ${ok === undefined ? "not run" : ok ? "yes" : "**no**"} |`,
+    );
   const rat = (f: (x: Result) => number, p: Required<Pair>) => f(p.ours) / f(p.peer);
   for (const id of ["1a", "1b", "3", "4a", "4b", "4c"]) {
     const p = both(id);
-    if (p) add(`scenario ${id}: pool calls / job ≤ 0.6 × peer`, `${rat(poolCallsPerJob, p).toFixed(2)} ×`, rat(poolCallsPerJob, p) <= 0.6);
+    if (p)
+      add(
+        `scenario ${id}: pool calls / job ≤ 0.6 × peer`,
+        `${rat(poolCallsPerJob, p).toFixed(2)} ×`,
+        rat(poolCallsPerJob, p) <= 0.6,
+      );
   }
   for (const [id, p] of results) {
     if (p.ours && p.peer && !["1a", "1b", "3", "4a", "4b", "4c"].includes(id)) {
@@ -211,7 +233,8 @@ function targets(): string {
   }
   for (const id of ["1a", "1b"]) {
     const o = r(id)?.ours;
-    if (o) add(`scenario ${id}: utilization ≥ 0.99`, utilization(o).toFixed(3), utilization(o) >= 0.99);
+    if (o)
+      add(`scenario ${id}: utilization ≥ 0.99`, utilization(o).toFixed(3), utilization(o) >= 0.99);
   }
   const p3 = both("3");
   if (p3) {
@@ -219,23 +242,52 @@ function targets(): string {
     add("scenario 3: makespan ≤ 0.6 × peer", `${x.toFixed(2)} ×`, x <= 0.6);
   }
   const o6 = r("6")?.ours;
-  if (o6) add("scenario 6: start lag p50 ≤ 1 segment (100 ms)", `${lagStats(o6.lags).p50} ms`, lagStats(o6.lags).p50 <= 100);
+  if (o6)
+    add(
+      "scenario 6: start lag p50 ≤ 1 segment (100 ms)",
+      `${lagStats(o6.lags).p50} ms`,
+      lagStats(o6.lags).p50 <= 100,
+    );
   const small = r("4a")?.ours;
   const big = r("4c")?.ours;
   if (small && big) {
     const x = poolCallsPerJob(big) / poolCallsPerJob(small);
     const y = docsReadPerJob(big) / docsReadPerJob(small);
-    add("cost / job at 50,000 within 10 % of 1,000 (pool calls)", `${x.toFixed(3)} ×`, Math.abs(x - 1) <= 0.1);
-    add("cost / job at 50,000 within 10 % of 1,000 (documents read)", `${y.toFixed(3)} ×`, Math.abs(y - 1) <= 0.1);
+    add(
+      "cost / job at 50,000 within 10 % of 1,000 (pool calls)",
+      `${x.toFixed(3)} ×`,
+      Math.abs(x - 1) <= 0.1,
+    );
+    add(
+      "cost / job at 50,000 within 10 % of 1,000 (documents read)",
+      `${y.toFixed(3)} ×`,
+      Math.abs(y - 1) <= 0.1,
+    );
   } else if (small && r("4b")?.ours) {
     const b = r("4b")!.ours!;
     const x = poolCallsPerJob(b) / poolCallsPerJob(small);
     const y = docsReadPerJob(b) / docsReadPerJob(small);
-    add("cost / job at 10,000 within 10 % of 1,000 (pool calls; 50,000 not run)", `${x.toFixed(3)} ×`, Math.abs(x - 1) <= 0.1);
-    add("cost / job at 10,000 within 10 % of 1,000 (documents read; 50,000 not run)", `${y.toFixed(3)} ×`, Math.abs(y - 1) <= 0.1);
+    add(
+      "cost / job at 10,000 within 10 % of 1,000 (pool calls; 50,000 not run)",
+      `${x.toFixed(3)} ×`,
+      Math.abs(x - 1) <= 0.1,
+    );
+    add(
+      "cost / job at 10,000 within 10 % of 1,000 (documents read; 50,000 not run)",
+      `${y.toFixed(3)} ×`,
+      Math.abs(y - 1) <= 0.1,
+    );
   }
-  const maxTx = Math.max(0, ...[...results.values()].map((p) => p.ours?.counters.maxTxDocsRead ?? 0));
-  if (results.size) add("largest transaction reads ≤ 1,000 documents (every scenario run)", String(maxTx), maxTx <= 1000);
+  const maxTx = Math.max(
+    0,
+    ...[...results.values()].map((p) => p.ours?.counters.maxTxDocsRead ?? 0),
+  );
+  if (results.size)
+    add(
+      "largest transaction reads ≤ 1,000 documents (every scenario run)",
+      String(maxTx),
+      maxTx <= 1000,
+    );
   return lines.join("\n");
 }
 
@@ -258,7 +310,8 @@ afterAll(() => {
   for (const id of ["1a", "3"]) {
     const pair = results.get(id);
     if (!pair) continue;
-    for (const r of [pair.ours, pair.peer]) if (r) details.push(`#### scenario ${id}, ${r.side}\n\n${breakdown(r)}`);
+    for (const r of [pair.ours, pair.peer])
+      if (r) details.push(`#### scenario ${id}, ${r.side}\n\n${breakdown(r)}`);
   }
   const doc = `# Benchmarks
 

@@ -9,7 +9,9 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL("..", import.meta.url)),
     environment: "edge-runtime",
-    server: { deps: { inline: ["convex-test", "@convex-dev/workpool", "@convex-dev/batch-worker"] } },
+    server: {
+      deps: { inline: ["convex-test", "@convex-dev/workpool", "@convex-dev/batch-worker"] },
+    },
     include: ["bench/*.bench-run.ts"],
     reporters: ["dot"],
     testTimeout: 60 * 60_000,

@@ -39,7 +39,12 @@ export const enqueue = mutationGeneric({
       const options = { onComplete: internal.jobs.onComplete, runAfter };
       if (kind === "action") {
         ids.push(
-          await p.enqueueAction(ctx, internal.jobs.work, { key, ms, failTimes }, { ...options, retry: retry ?? false }),
+          await p.enqueueAction(
+            ctx,
+            internal.jobs.work,
+            { key, ms, failTimes },
+            { ...options, retry: retry ?? false },
+          ),
         );
       } else {
         ids.push(await p.enqueueMutation(ctx, internal.jobs.quick, { key }, options));
