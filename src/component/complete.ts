@@ -11,23 +11,23 @@ import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { errorMessage } from "./errors.js";
 import { createLogger } from "./logging.js";
-import { kickLoop } from "./kick.js";
+import { claimSegment } from "./kick.js";
 import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
 import type { Pass } from "./pass.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { decideCompletion } from "./retry.js";
-import { nextSegment, segmentForRunAt } from "./segments.js";
+import { segmentForRunAt } from "./segments.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
  * own, so 50 keeps a pass well inside Convex's transaction limits. */
 export const COMPLETION_BATCH = 50;
 
-/** Records an attempt's outcome for the loop (in the caller's transaction) and wakes the loop. */
+/** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep. */
 export async function recordCompletion(
   ctx: MutationCtx,
   { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
 ): Promise<void> {
-  const segment = nextSegment(Date.now());
+  const segment = await claimSegment(ctx);
   if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
     await ctx.db.insert("pendingCompletion", {
@@ -40,7 +40,6 @@ export async function recordCompletion(
   } else {
     await ctx.db.insert("pendingCompletion", { workId, attempt, result, segment });
   }
-  await kickLoop(ctx, segment);
 }
 
 /** Called by the action worker with the outcome of its attempt. */

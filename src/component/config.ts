@@ -5,10 +5,9 @@
  */
 import { v } from "convex/values";
 import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
-import { kickLoop } from "./kick.js";
+import { claimSegment } from "./kick.js";
 import { DEFAULT_LOG_LEVEL } from "./logging.js";
 import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
-import { nextSegment } from "./segments.js";
 import { validateMaxParallelism } from "./validate.js";
 
 /** Jobs that may run at once when nobody said otherwise (the peer's default too). */
@@ -64,7 +63,7 @@ export const update = mutation({
   handler: async (ctx, args) => {
     validateConfigUpdate(args);
     const parallelismChanged = await applyConfig(ctx, args);
-    if (parallelismChanged) await kickLoop(ctx, nextSegment(Date.now()));
+    if (parallelismChanged) await claimSegment(ctx);
     return null;
   },
 });

@@ -9,7 +9,7 @@ import type { MutationCtx } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
 import { vFnType, vOnCompleteSpec, vRetryBehavior } from "./model.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
-import { segmentForRunAt } from "./segments.js";
+import { dueSegment } from "./segments.js";
 import {
   MAX_PAYLOAD_BYTES,
   resolveRunAt,
@@ -64,13 +64,17 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
   return runAt;
 }
 
-/** Writes a checked job; returns its id and the segment its start row went into. */
+/**
+ * Writes a checked job, its start row in `segment` (from `claimSegment`) or later if it is not due
+ * by then; returns its id.
+ */
 export async function insertJob(
   ctx: MutationCtx,
   item: EnqueueItem,
   runAt: number,
   now: number,
-): Promise<{ workId: Id<"work">; segment: number }> {
+  segment: number,
+): Promise<Id<"work">> {
   const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
   const large = isLarge(size);
   const payloadId = large
@@ -92,7 +96,10 @@ export async function insertJob(
     statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
     state: { kind: "pending" },
   });
-  const segment = segmentForRunAt(runAt, now);
-  await ctx.db.insert("pendingStart", { workId, runAt: Math.max(runAt, now), segment });
-  return { workId, segment };
+  await ctx.db.insert("pendingStart", {
+    workId,
+    runAt: Math.max(runAt, now),
+    segment: Math.max(segment, dueSegment(runAt)),
+  });
+  return workId;
 }

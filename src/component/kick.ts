@@ -1,26 +1,44 @@
 /**
- * Waking the loop. Every enqueue, cancel and completion calls `kickLoop` with the segment its row went
- * into. It reads `runStatus` and writes it only when the loop must be woken (idle, or asleep until a
- * later segment), so that while the loop runs, callers only read: they never write a document the
- * loop writes. Never starts work itself.
+ * Waking the loop, and choosing the segment a caller writes into. Every enqueue, cancel and
+ * completion asks `claimSegment` where its pending row goes. It reads `runStatus` and writes it only
+ * when the loop must be woken (idle, or asleep until a later segment), so that while the loop runs,
+ * callers only read: they never write a document the loop writes.
+ *
+ * - Loop running (scheduled for the next segment): write into the next segment, which the loop has
+ *   not read yet.
+ * - Loop asleep or idle: nothing is reading now, so write into the current segment and wake the loop
+ *   at once ("waking"): an idle pool starts work within milliseconds, and a full pool refills a freed
+ *   slot at once. Callers in the same segment join the waking pass without writing anything.
+ * Correctness never depends on the choice: the loop re-reads every due segment on each pass, and a
+ * write that races a pass lands in a range the pass read, which Convex's OCC serializes.
+ * Never starts work itself.
  */
 import { internal } from "./_generated/api.js";
 import type { MutationCtx } from "./_generated/server.js";
-import { nextSegment, segmentStart } from "./segments.js";
+import { segmentOf, segmentStart } from "./segments.js";
 import { armWatchdog } from "./watchdog.js";
 
-export async function kickLoop(ctx: MutationCtx, segment: number): Promise<void> {
+/**
+ * Returns the segment to write a pending row into, waking the loop if it would not read that row in
+ * time. `dueSegment` is the first segment the row may be acted on in (later for a delayed job).
+ */
+export async function claimSegment(ctx: MutationCtx, dueSegment?: number): Promise<number> {
+  const now = Date.now();
+  const current = segmentOf(now);
+  const target = Math.max(current, dueSegment ?? current);
   const status = await ctx.db.query("runStatus").first();
   if (status !== null) {
     const state = status.state;
     switch (state.kind) {
       case "running":
-        return;
+        return Math.max(current + 1, target);
+      case "waking":
+        // A pass is scheduled to run now and will read up to its own (current or later) segment.
+        return target;
       case "scheduled":
-        if (state.segment <= segment) return;
-        // The sleeping loop would wake too late for this work: wake it earlier. The same generation
-        // is passed, so whichever of the two runs second is stale; cancel the later one to save a
-        // call.
+        if (state.segment <= target) return Math.max(current + 1, target);
+        // The sleeping loop would wake too late: wake it now. The same generation is passed, so
+        // whichever of the two runs second is stale; cancel the later one to save a call.
         await ctx.scheduler.cancel(state.scheduledId);
         break;
       case "idle":
@@ -30,18 +48,14 @@ export async function kickLoop(ctx: MutationCtx, segment: number): Promise<void>
     }
   }
   const generation = status?.generation ?? 0;
-  const scheduledId = await scheduleMain(ctx, generation, segment);
-  // "running" promises that the loop reads the next segment; a wake for a later segment is a sleep.
+  const at = Math.max(now, segmentStart(target));
+  const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
   const next =
-    segment <= nextSegment(Date.now())
-      ? { kind: "running" as const }
-      : { kind: "scheduled" as const, segment, scheduledId };
+    target === current
+      ? { kind: "waking" as const, segment: current }
+      : { kind: "scheduled" as const, segment: target, scheduledId };
   const watchdogArmed = status?.watchdogArmed || (await armWatchdog(ctx, generation));
   if (status === null) await ctx.db.insert("runStatus", { state: next, generation, watchdogArmed });
   else await ctx.db.patch("runStatus", status._id, { state: next, watchdogArmed });
-}
-
-async function scheduleMain(ctx: MutationCtx, generation: number, segment: number) {
-  const at = Math.max(Date.now(), segmentStart(segment));
-  return await ctx.scheduler.runAt(at, internal.loop.main, { generation });
+  return target;
 }

@@ -11,9 +11,9 @@ import { applyConfig, validateConfigUpdate } from "./config.js";
 import { insertJob, MAX_ENQUEUE_BATCH, validateEnqueueItem, vEnqueueItem } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveStatus, parseWorkId } from "./jobStatus.js";
-import { kickLoop } from "./kick.js";
+import { claimSegment } from "./kick.js";
 import { vConfigUpdate, vResult } from "./model.js";
-import { nextSegment } from "./segments.js";
+import { dueSegment } from "./segments.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
  * a transaction well inside Convex's limits. */
@@ -36,9 +36,8 @@ export const enqueue = mutation({
     validateConfigUpdate(config, "config.");
     const runAt = validateEnqueueItem(item, now);
     await applyConfig(ctx, config);
-    const { workId, segment } = await insertJob(ctx, item, runAt, now);
-    await kickLoop(ctx, segment);
-    return workId;
+    const segment = await claimSegment(ctx, dueSegment(runAt));
+    return await insertJob(ctx, item, runAt, now, segment);
   },
 });
 
@@ -53,14 +52,12 @@ export const enqueueBatch = mutation({
     validateConfigUpdate(config, "config.");
     const runAts = items.map((item, i) => validateEnqueueItem(item, now, `items[${i}].`));
     await applyConfig(ctx, config);
+    if (items.length === 0) return [];
+    const segment = await claimSegment(ctx, dueSegment(Math.min(...runAts)));
     const ids: Id<"work">[] = [];
-    let earliest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < items.length; i++) {
-      const { workId, segment } = await insertJob(ctx, items[i], runAts[i], now);
-      ids.push(workId);
-      earliest = Math.min(earliest, segment);
+      ids.push(await insertJob(ctx, items[i], runAts[i], now, segment));
     }
-    if (ids.length > 0) await kickLoop(ctx, earliest);
     return ids;
   },
 });
@@ -82,9 +79,8 @@ export const cancel = mutation({
 });
 
 async function requestCancel(ctx: MutationCtx, workId: Id<"work">) {
-  const segment = nextSegment(Date.now());
+  const segment = await claimSegment(ctx);
   await ctx.db.insert("pendingCancelation", { workId, segment });
-  await kickLoop(ctx, segment);
 }
 
 /**
@@ -140,15 +136,15 @@ async function cancelAllPage(
     .query("work")
     .withIndex("by_state", (q) => q.eq("state.kind", args.phase))
     .paginate({ numItems: args.limit, cursor: args.cursor ?? null });
-  let requested = 0;
-  const segment = nextSegment(Date.now());
-  for (const work of page.page) {
-    if (args.before !== undefined && work._creationTime >= args.before) continue;
-    if (args.upTo !== undefined && work._creationTime > args.upTo) continue;
+  const targets = page.page.filter(
+    (work) =>
+      (args.before === undefined || work._creationTime < args.before) &&
+      (args.upTo === undefined || work._creationTime <= args.upTo),
+  );
+  const segment = targets.length > 0 ? await claimSegment(ctx) : 0;
+  for (const work of targets) {
     await ctx.db.insert("pendingCancelation", { workId: work._id, segment });
-    requested++;
   }
-  if (requested > 0) await kickLoop(ctx, segment);
   if (!page.isDone) {
     await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
       ...args,

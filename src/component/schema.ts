@@ -122,8 +122,10 @@ export default defineSchema({
    */
   runStatus: defineTable({
     state: v.union(
-      /** The loop is scheduled for the next segment: callers need do nothing. */
+      /** The loop is scheduled for the next segment: callers write there and need do nothing. */
       v.object({ kind: v.literal("running") }),
+      /** A caller woke the loop to run now, for `segment`: callers in that segment join it. */
+      v.object({ kind: v.literal("waking"), segment: v.number() }),
       /** The loop sleeps until `segment`; a caller with earlier work wakes it. */
       v.object({
         kind: v.literal("scheduled"),

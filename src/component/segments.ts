@@ -18,9 +18,14 @@ export function nextSegment(now: number): number {
   return segmentOf(now) + 1;
 }
 
-/** The segment a job due at `runAt` goes in: never before the next one, never before it is due. */
+/** The first segment whose start is not before `runAt`: a job due then is never started early. */
+export function dueSegment(runAt: number): number {
+  return Math.ceil(runAt / SEGMENT_MS);
+}
+
+/** The segment the loop puts a job due at `runAt` in: never before the next one, never early. */
 export function segmentForRunAt(runAt: number, now: number): number {
-  return Math.max(nextSegment(now), Math.ceil(runAt / SEGMENT_MS));
+  return Math.max(nextSegment(now), dueSegment(runAt));
 }
 
 /** The instant a segment starts. */
