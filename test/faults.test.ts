@@ -1,11 +1,21 @@
 /**
- * Fault injection beyond the model: the clock jumping forward, and a mass cancel. Time is virtual
+ * Fault injection beyond the model: the clock jumping forward, a mass cancel, and the action worker's
+ * completion mutation failing. Time is virtual
  * (see helpers.ts); each test gets a fresh backend.
  */
 import { anyApi } from "convex/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { REPORT_ATTEMPTS } from "../src/component/worker.js";
 import { probe } from "./app/probe.js";
-import { completions, enqueue, jobStates, runFor, runUntil, setup } from "./helpers.js";
+import {
+  completions,
+  enqueue,
+  inComponent,
+  jobStates,
+  runFor,
+  runUntil,
+  setup,
+} from "./helpers.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -60,4 +70,98 @@ describe("cancelAll at scale", () => {
     await runFor(t, 3_700_000, 60_000);
     expect(probe.attempts.size).toBe(0);
   }, 600_000);
+});
+
+describe("the completion mutation of an action failing", () => {
+  /**
+   * Makes the first `times` inserts into `pendingCompletion` for `workId` throw, as a transient
+   * failure of the action worker's `complete` mutation would (its transaction rolls back). convex-test
+   * runs every database call of a function through `globalThis.Convex.asyncSyscall` ("1.0/insert"
+   * for inserts); the spy wraps the current test's implementation. Returns the faults injected.
+   */
+  function failCompletionInserts(workId: () => string, times: number) {
+    const convex = (globalThis as any).Convex;
+    const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+    const injected = { count: 0 };
+    vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+      const asyncSyscall = real.call(convex);
+      return async (op: string, jsonArgs: string) => {
+        if (op === "1.0/insert" && injected.count < times) {
+          const { table, value } = JSON.parse(jsonArgs);
+          if (table === "pendingCompletion" && value.workId === workId()) {
+            injected.count++;
+            throw new Error("injected: transient failure of the completion mutation");
+          }
+        }
+        return await asyncSyscall(op, jsonArgs);
+      };
+    });
+    return injected;
+  }
+
+  for (const times of [1, 2]) {
+    it(`failing ${times}× (transient): the job is reported once, with its real result`, async () => {
+      const t = setup();
+      vi.spyOn(console, "info").mockImplementation(() => {});
+      const job = { id: "" };
+      const injected = failCompletionInserts(() => job.id, times);
+      [job.id] = await enqueue(t, "action", [{ key: "flaky-report", ms: 100, value: "real" }]);
+      const target = job.id;
+      const [other] = await enqueue(t, "action", [{ key: "bystander", ms: 100 }]);
+      await runFor(t, 5000, 20);
+      expect(injected.count).toBe(times);
+      const all = await completions(t);
+      expect(all.filter((c) => c.workId === target).map((c) => c.result)).toEqual([
+        { kind: "success", returnValue: "real" },
+      ]);
+      expect(all.filter((c) => c.workId === other)).toHaveLength(1);
+      // The action ran once: the report was retried, not the job.
+      expect(probe.attempts.get("flaky-report")).toBe(1);
+      expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 2 });
+      const left = await inComponent(t, async (ctx) => ({
+        pendingCompletion: await ctx.db.query("pendingCompletion").collect(),
+        pendingStart: await ctx.db.query("pendingStart").collect(),
+      }));
+      expect(left).toEqual({ pendingCompletion: [], pendingStart: [] });
+    });
+  }
+
+  it(`failing on all ${REPORT_ATTEMPTS} tries of one attempt: that attempt counts as failed and is retried`, async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const job = { id: "" };
+    const injected = failCompletionInserts(() => job.id, REPORT_ATTEMPTS);
+    [job.id] = await enqueue(t, "action", [{ key: "lost-report", value: "real" }], {
+      options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
+    });
+    await runFor(t, 10_000, 50);
+    expect(injected.count).toBe(REPORT_ATTEMPTS);
+    // The worker's last resort reported the attempt as failed; the retry's report went through.
+    expect(probe.attempts.get("lost-report")).toBe(2);
+    expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
+      [job.id, { kind: "success", returnValue: "real" }],
+    ]);
+    expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 1 });
+  });
+
+  it("failing on every try, the last resort too: the worker dies unreported and recovery retries the attempt", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const job = { id: "" };
+    // Every report of attempt 1 (REPORT_ATTEMPTS tries, then the "could not record" report) fails:
+    // the worker's scheduled function ends as failed without reporting, as a lost runner would.
+    const injected = failCompletionInserts(() => job.id, REPORT_ATTEMPTS + 1);
+    [job.id] = await enqueue(t, "action", [{ key: "dead-runner", value: "real" }], {
+      options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
+    });
+    await runFor(t, 120_000, 200);
+    expect(injected.count).toBe(REPORT_ATTEMPTS + 1);
+    expect(probe.attempts.get("dead-runner")).toBe(2);
+    expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
+      [job.id, { kind: "success", returnValue: "real" }],
+    ]);
+    expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 1 });
+  });
 });

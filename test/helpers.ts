@@ -84,13 +84,18 @@ export const PER_JOB_TABLES = [
   "pendingCancelation",
 ] as const;
 
-/** Every row of the per-job tables and the config, for before/after comparisons. */
+/** Every table of the component: the per-job tables and the singletons. */
+export const COMPONENT_TABLES = [...PER_JOB_TABLES, "config", "runStatus", "loopState"] as const;
+
+/** Every row of every component table, and the component's scheduled functions, for before/after
+ * comparisons. */
 export async function componentRows(t: any) {
   return await inComponent(t, async (ctx) => {
     const rows: Record<string, unknown[]> = {};
-    for (const table of [...PER_JOB_TABLES, "config"]) {
+    for (const table of COMPONENT_TABLES) {
       rows[table] = await ctx.db.query(table).collect();
     }
+    rows._scheduled_functions = await ctx.db.system.query("_scheduled_functions").collect();
     return rows;
   });
 }

@@ -1,5 +1,11 @@
 // The test app's use of the pool: mutations that enqueue, cancel and read status through the client.
-import { anyApi, componentsGeneric, mutationGeneric, queryGeneric } from "convex/server";
+import {
+  anyApi,
+  componentsGeneric,
+  createFunctionHandle,
+  mutationGeneric,
+  queryGeneric,
+} from "convex/server";
 import { v } from "convex/values";
 import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
 
@@ -78,4 +84,81 @@ export const updateConfig = mutationGeneric({
   handler: async (ctx, args) => {
     await ctx.runMutation(components.workpool.config.update, args);
   },
+});
+
+// Raw calls for the bad-input catalogue (test/badInput.test.ts): arguments pass through unchecked, so
+// the client and the component meet exactly the invalid values a caller could send.
+
+/**
+ * Resolves placeholders anywhere in a value: "$ref:jobs.action" becomes a function reference and
+ * "$handle:jobs.action" a function handle (neither can cross a function boundary as an argument).
+ */
+async function resolveRefs(value: unknown): Promise<unknown> {
+  if (typeof value === "string" && value.startsWith("$ref:")) {
+    const [module, name] = value.slice("$ref:".length).split(".");
+    return anyApi[module][name];
+  }
+  if (typeof value === "string" && value.startsWith("$handle:")) {
+    const [module, name] = value.slice("$handle:".length).split(".");
+    return await createFunctionHandle(anyApi[module][name]);
+  }
+  if (Array.isArray(value)) return await Promise.all(value.map(resolveRefs));
+  if (typeof value === "object" && value !== null) {
+    const entries = await Promise.all(
+      Object.entries(value).map(async ([k, x]) => [k, await resolveRefs(x)] as const),
+    );
+    return Object.fromEntries(entries);
+  }
+  return value;
+}
+
+const vClientCall = {
+  /** A Workpool method name, or "constructor" to only construct the pool. */
+  method: v.string(),
+  poolOptions: v.optional(v.any()),
+  /** The method's arguments after `ctx`. */
+  args: v.array(v.any()),
+};
+
+async function callClientMethod(ctx: any, { method, poolOptions, args }: any) {
+  const p = new Workpool(components.workpool, ((await resolveRefs(poolOptions)) as any) ?? {});
+  if (method === "constructor") return null;
+  return await (p as any)[method](ctx, ...((await resolveRefs(args)) as unknown[]));
+}
+
+/** `new Workpool(components.workpool, poolOptions)[method](ctx, ...args)` from a mutation. */
+export const callClient = mutationGeneric({
+  args: vClientCall,
+  handler: async (ctx, args) => await callClientMethod(ctx, args),
+});
+
+/** The same from a query (for status and statusBatch). */
+export const callClientQuery = queryGeneric({
+  args: vClientCall,
+  handler: async (ctx, args) => await callClientMethod(ctx, args),
+});
+
+const vComponentCall = {
+  /** The component function, e.g. "lib.enqueue" or "config.update". */
+  fn: v.string(),
+  args: v.any(),
+};
+
+function componentRef(fn: string) {
+  const [module, name] = fn.split(".");
+  return (components.workpool as any)[module][name];
+}
+
+/** Calls a public component function directly with raw arguments, bypassing the client. */
+export const callComponent = mutationGeneric({
+  args: vComponentCall,
+  handler: async (ctx, { fn, args }) =>
+    await ctx.runMutation(componentRef(fn), (await resolveRefs(args)) as any),
+});
+
+/** The same for the component's queries (status, statusBatch), from a query. */
+export const callComponentQuery = queryGeneric({
+  args: vComponentCall,
+  handler: async (ctx, { fn, args }) =>
+    await ctx.runQuery(componentRef(fn), (await resolveRefs(args)) as any),
 });
