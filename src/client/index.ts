@@ -31,7 +31,11 @@ import {
 } from "../component/model.js";
 import { validateConfigUpdate } from "../component/config.js";
 import { validateEnqueueItem, MAX_ENQUEUE_BATCH, type EnqueueItem } from "../component/enqueue.js";
+import { invalidArgument } from "../component/errors.js";
 import { validateRetryBehavior, validateStatusTtl } from "../component/validate.js";
+
+/** The log levels, most verbose first (the values of `vLogLevel`). */
+const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member.value);
 
 export {
   NonRetryableError,
@@ -162,6 +166,15 @@ export class Workpool {
     public options: WorkpoolOptions = {},
   ) {
     validateConfigUpdate({ maxParallelism: options.maxParallelism });
+    if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
+      invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);
+    }
+    if (
+      options.retryActionsByDefault !== undefined &&
+      typeof options.retryActionsByDefault !== "boolean"
+    ) {
+      invalidArgument("retryActionsByDefault", "must be a boolean", options.retryActionsByDefault);
+    }
     if (options.defaultRetryBehavior) {
       validateRetryBehavior(options.defaultRetryBehavior, "defaultRetryBehavior");
     }
@@ -308,6 +321,9 @@ export class Workpool {
     const wanted = retry ?? this.options.retryActionsByDefault ?? false;
     if (wanted === false) return undefined;
     if (wanted === true) return this.options.defaultRetryBehavior ?? DEFAULT_RETRY_BEHAVIOR;
+    if (typeof wanted !== "object" || wanted === null) {
+      invalidArgument("retry", "must be a boolean or a RetryBehavior", String(wanted));
+    }
     return wanted;
   }
 

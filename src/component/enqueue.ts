@@ -13,6 +13,8 @@ import { dueSegment } from "./segments.js";
 import {
   MAX_PAYLOAD_BYTES,
   resolveRunAt,
+  validateFnArgs,
+  validateFunctionHandle,
   validateRetryBehavior,
   validateStatusTtl,
 } from "./validate.js";
@@ -45,6 +47,11 @@ export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
 /** Checks one request; throws naming the bad argument (prefixed, e.g. "items[3].runAt"). Pure. */
 export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = ""): number {
+  validateFunctionHandle(item.fnHandle, `${prefix}fnHandle`);
+  validateFnArgs(item.fnArgs, `${prefix}fnArgs`);
+  if (item.onComplete) {
+    validateFunctionHandle(item.onComplete.fnHandle, `${prefix}onComplete.fnHandle`);
+  }
   if (item.retryBehavior !== undefined) {
     if (item.fnType !== "action") {
       invalidArgument(`${prefix}retryBehavior`, "only actions are retried", item.fnType);
@@ -52,7 +59,7 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     validateRetryBehavior(item.retryBehavior, `${prefix}retryBehavior`);
   }
   validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
-  const runAt = resolveRunAt(item, now);
+  const runAt = resolveRunAt(item, now, prefix);
   const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
   if (size > MAX_PAYLOAD_BYTES) {
     invalidArgument(

@@ -31,18 +31,23 @@ export function validateRetryBehavior(value: RetryBehavior, argument = "retryBeh
 }
 
 /** Checks `runAt` / `runAfter` and returns when the job may start (ms since epoch). */
-export function resolveRunAt(opts: { runAt?: number; runAfter?: number }, now: number): number {
+export function resolveRunAt(
+  opts: { runAt?: number; runAfter?: number },
+  now: number,
+  prefix = "",
+): number {
   if (opts.runAt !== undefined && opts.runAfter !== undefined) {
-    invalidArgument("runAt/runAfter", "give at most one of runAt and runAfter", "both");
+    invalidArgument(`${prefix}runAt/runAfter`, "give at most one of runAt and runAfter", "both");
   }
   if (opts.runAt !== undefined) {
-    if (!Number.isFinite(opts.runAt))
-      invalidArgument("runAt", "must be a finite number", opts.runAt);
+    if (!Number.isFinite(opts.runAt)) {
+      invalidArgument(`${prefix}runAt`, "must be a finite number", opts.runAt);
+    }
     return opts.runAt;
   }
   if (opts.runAfter !== undefined) {
     if (!Number.isFinite(opts.runAfter)) {
-      invalidArgument("runAfter", "must be a finite number", opts.runAfter);
+      invalidArgument(`${prefix}runAfter`, "must be a finite number", opts.runAfter);
     }
     return now + Math.max(0, opts.runAfter);
   }
@@ -53,5 +58,25 @@ export function validateStatusTtl(value: number | undefined, argument = "statusT
   if (value === undefined || value === Number.POSITIVE_INFINITY) return;
   if (!Number.isFinite(value) || value < 0) {
     invalidArgument(argument, "must be a number ≥ 0 or Infinity", value);
+  }
+}
+
+/** Function handles, as `createFunctionHandle` makes them. */
+const FUNCTION_HANDLE_PREFIX = "function://";
+
+export function validateFunctionHandle(value: string, argument: string): void {
+  if (!value.startsWith(FUNCTION_HANDLE_PREFIX)) {
+    invalidArgument(argument, "must be a function handle from createFunctionHandle", value);
+  }
+}
+
+/** A function's arguments are an object (Convex passes `{}` for none). */
+export function validateFnArgs(value: unknown, argument: string): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    invalidArgument(
+      argument,
+      "must be an object of the function's arguments",
+      JSON.stringify(value),
+    );
   }
 }
