@@ -10,6 +10,7 @@ import { probe } from "./app/probe.js";
 import {
   completions,
   enqueue,
+  failCompletionInserts,
   inComponent,
   jobStates,
   runFor,
@@ -73,30 +74,10 @@ describe("cancelAll at scale", () => {
 });
 
 describe("the completion mutation of an action failing", () => {
-  /**
-   * Makes the first `times` inserts into `pendingCompletion` for `workId` throw, as a transient
-   * failure of the action worker's `complete` mutation would (its transaction rolls back). convex-test
-   * runs every database call of a function through `globalThis.Convex.asyncSyscall` ("1.0/insert"
-   * for inserts); the spy wraps the current test's implementation. Returns the faults injected.
-   */
-  function failCompletionInserts(workId: () => string, times: number) {
-    const convex = (globalThis as any).Convex;
-    const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
-    const injected = { count: 0 };
-    vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
-      const asyncSyscall = real.call(convex);
-      return async (op: string, jsonArgs: string) => {
-        if (op === "1.0/insert" && injected.count < times) {
-          const { table, value } = JSON.parse(jsonArgs);
-          if (table === "pendingCompletion" && value.workId === workId()) {
-            injected.count++;
-            throw new Error("injected: transient failure of the completion mutation");
-          }
-        }
-        return await asyncSyscall(op, jsonArgs);
-      };
-    });
-    return injected;
+  /** Makes the first `times` completion writes for `workId` fail (see `failCompletionInserts`). */
+  function failCompletionInsertsFor(workId: () => string, times: number) {
+    let left = times;
+    return failCompletionInserts((row) => row.workId === workId() && left-- > 0);
   }
 
   for (const times of [1, 2]) {
@@ -104,7 +85,7 @@ describe("the completion mutation of an action failing", () => {
       const t = setup();
       vi.spyOn(console, "info").mockImplementation(() => {});
       const job = { id: "" };
-      const injected = failCompletionInserts(() => job.id, times);
+      const injected = failCompletionInsertsFor(() => job.id, times);
       [job.id] = await enqueue(t, "action", [{ key: "flaky-report", ms: 100, value: "real" }]);
       const target = job.id;
       const [other] = await enqueue(t, "action", [{ key: "bystander", ms: 100 }]);
@@ -130,7 +111,7 @@ describe("the completion mutation of an action failing", () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const job = { id: "" };
-    const injected = failCompletionInserts(() => job.id, REPORT_ATTEMPTS);
+    const injected = failCompletionInsertsFor(() => job.id, REPORT_ATTEMPTS);
     [job.id] = await enqueue(t, "action", [{ key: "lost-report", value: "real" }], {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
     });
@@ -152,7 +133,7 @@ describe("the completion mutation of an action failing", () => {
     const job = { id: "" };
     // Every report of attempt 1 (REPORT_ATTEMPTS tries, then the "could not record" report) fails:
     // the worker's scheduled function ends as failed without reporting, as a lost runner would.
-    const injected = failCompletionInserts(() => job.id, REPORT_ATTEMPTS + 1);
+    const injected = failCompletionInsertsFor(() => job.id, REPORT_ATTEMPTS + 1);
     [job.id] = await enqueue(t, "action", [{ key: "dead-runner", value: "real" }], {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
     });

@@ -121,3 +121,32 @@ export async function runUntil(
     await runFor(t, 10);
   }
 }
+
+/**
+ * Fault injection: makes an insert into `pendingCompletion` throw whenever `shouldFail(row)` says
+ * so, as a failure of the completion write would (its transaction rolls back). convex-test runs every
+ * database call through `globalThis.Convex.asyncSyscall` ("1.0/insert" for inserts); the spy wraps
+ * the current test's implementation (restored by `vi.restoreAllMocks()`). Returns the count of
+ * failures injected so far.
+ */
+export function failCompletionInserts(
+  shouldFail: (row: { workId: string; attempt: number }) => boolean,
+): { count: number } {
+  const convex = (globalThis as any).Convex;
+  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  const injected = { count: 0 };
+  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+    const asyncSyscall = real.call(convex);
+    return async (op: string, jsonArgs: string) => {
+      if (op === "1.0/insert") {
+        const { table, value } = JSON.parse(jsonArgs);
+        if (table === "pendingCompletion" && shouldFail(value)) {
+          injected.count++;
+          throw new Error("injected: failure of the completion write");
+        }
+      }
+      return await asyncSyscall(op, jsonArgs);
+    };
+  });
+  return injected;
+}
