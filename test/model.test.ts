@@ -126,6 +126,8 @@ async function runProgram(ops: Op[]) {
   const t = setup();
   vi.spyOn(console, "warn").mockImplementation(() => {});
   vi.spyOn(console, "info").mockImplementation(() => {});
+  // Killed runners end failed; convex-test logs each as an error. They are expected here.
+  vi.spyOn(console, "error").mockImplementation(() => {});
   const jobs: ModelJob[] = [];
   const doomed = new Set<string>();
   failCompletionInserts((row) => doomed.has(`${row.workId}#${row.attempt}`));
