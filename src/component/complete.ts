@@ -126,16 +126,22 @@ export async function finishJob(
   resultPayloadId?: Id<"payloads">,
 ): Promise<void> {
   const { ctx, now } = pass;
+  const deliversLater = work.payloadId !== undefined || resultPayloadId !== undefined;
   await ctx.db.patch("work", work._id, {
     attempts: work.attempts,
     state: { kind: "finished", result, finishedAt: now },
     resultPayloadId,
     expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
+    // A finished job keeps only what status needs: dropping what no later step reads keeps the
+    // retained row (and this write) small. Large jobs keep onComplete for their own delivery.
+    fnArgs: undefined,
+    retryBehavior: undefined,
+    onComplete: deliversLater ? work.onComplete : undefined,
   });
   pass.state.stats[result.kind === "success" ? "succeeded" : result.kind]++;
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
   if (!work.onComplete) return;
-  if (work.payloadId !== undefined || resultPayloadId !== undefined) {
+  if (deliversLater) {
     // Large context or return value: the loop never reads payloads, so deliver in a transaction of
     // its own.
     await ctx.scheduler.runAfter(0, internal.complete.deliverLargeOnComplete, { workId: work._id });

@@ -36,6 +36,8 @@ export async function startWork(pass: Pass): Promise<boolean> {
     const scheduledId = await scheduleWorker(pass, work);
     await ctx.db.patch("work", work._id, {
       state: { kind: "running", scheduledId, startedAt: pass.now },
+      // The worker has the arguments now; only a retry would need them again.
+      ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),
     });
     pass.state.running++;
     recordStart(pass.state.stats, Math.max(0, pass.now - row.runAt));
