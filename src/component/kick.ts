@@ -39,7 +39,10 @@ export async function claimSegment(ctx: MutationCtx, dueSegment?: number): Promi
         if (state.segment <= target) return Math.max(current + 1, target);
         // The sleeping loop would wake too late: wake it now. The same generation is passed, so
         // whichever of the two runs second is stale; cancel the later one to save a call.
-        await ctx.scheduler.cancel(state.scheduledId);
+        // (Only if it has not begun: a pass already under way is simply stale or joins the work.)
+        if ((await ctx.db.system.get(state.scheduledId))?.state.kind === "pending") {
+          await ctx.scheduler.cancel(state.scheduledId);
+        }
         break;
       case "idle":
         break;
