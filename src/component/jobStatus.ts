@@ -1,11 +1,10 @@
 /**
  * Deriving the public status of a job from its `work` row — the one place that does it. Read-only.
  */
-import type { Doc } from "./_generated/dataModel.js";
+import type { Doc, Id } from "./_generated/dataModel.js";
 import type { DatabaseReader } from "./_generated/server.js";
-import { assertNever, type RunResult } from "./model.js";
 import { invalidArgument } from "./errors.js";
-import type { Id } from "./_generated/dataModel.js";
+import { assertNever, type RunResult } from "./model.js";
 
 /** What status returns: the public Status, plus the result while a finished job is retained. */
 export type StatusWithResult =
