@@ -14,13 +14,11 @@ import { api } from "./app/_generated/api.js";
 import { probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
+import { startVirtualClock, step } from "../test/virtualClock.js";
 
 export type SideName = "ours" | "peer";
 
 export const appModules = import.meta.glob("./app/**/*.ts");
-
-const realSetTimeout = globalThis.setTimeout;
-const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
 
 export type Scenario = {
   id: string;
@@ -95,11 +93,6 @@ export function newBackend(side: SideName) {
   return t;
 }
 
-async function step(ms: number) {
-  await vi.advanceTimersByTimeAsync(ms);
-  await realTick();
-}
-
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
@@ -114,10 +107,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   installInstrumentation();
   await warmUp();
   const wallStart = performance.now();
-  vi.useFakeTimers({
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
-  });
-  vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+  startVirtualClock();
   probe.reset();
   const t = newBackend(side);
   const counters = resetCounters();

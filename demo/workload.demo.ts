@@ -12,6 +12,7 @@ import { expect, it, vi } from "vitest";
 import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import schema from "../example/convex/schema.js";
+import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
 
@@ -30,8 +31,6 @@ const seed = envNumber("DEMO_SEED", 1);
 const tty = process.env.DEMO_TTY === "1";
 const outDir = process.env.DEMO_OUT ?? "demo-out";
 
-const realSetTimeout = globalThis.setTimeout;
-const realTick = () => new Promise<void>((r) => realSetTimeout(r, 0));
 const out = (s: string) => process.stdout.write(s);
 
 type Interval = { start: number; end: number };
@@ -103,10 +102,7 @@ function svgChart(
 
 it("runs the example app's email workload", async () => {
   const wallStart = performance.now();
-  vi.useFakeTimers({
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
-  });
-  vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+  startVirtualClock();
   const t = convexTest(schema, modules);
   register(t, "emailPool");
   register(t, "scrapePool");
@@ -171,8 +167,7 @@ it("runs the example app's email workload", async () => {
   let step = 0;
   let s = await snapshot();
   while (s.done < jobs && Date.now() < deadline) {
-    await vi.advanceTimersByTimeAsync(10);
-    await realTick();
+    await clockStep(10);
     if (++step % 10 !== 0) continue;
     s = await snapshot();
     limit = await readLimit();

@@ -1,5 +1,5 @@
 /**
- * Shared test setup. Tests drive a virtual clock: `vi.useFakeTimers()`, then `runFor` advances it in
+ * Shared test setup. Tests drive a virtual clock (virtualClock.ts), and `runFor` advances it in
  * small steps so that scheduled functions (the loop, workers, sleeping actions) run as time passes.
  */
 import { convexTest } from "convex-test";
@@ -8,10 +8,7 @@ import { vi } from "vitest";
 import { register } from "../src/test.js";
 import schema from "./app/schema.js";
 import { probe } from "./app/probe.js";
-
-/** Real timers, kept before faking them, to let real I/O (lazy module imports) happen. */
-const realSetTimeout = globalThis.setTimeout;
-const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+import { advance, startVirtualClock } from "./virtualClock.js";
 
 export const appModules = import.meta.glob("./app/**/*.ts");
 
@@ -19,10 +16,7 @@ export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
 
 /** A fresh app with the pool installed as "workpool", at a fixed start time. */
 export function setup() {
-  vi.useFakeTimers({
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
-  });
-  vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+  startVirtualClock();
   probe.reset();
   const t = convexTest({ schema, modules: appModules, transactionLimits: true });
   register(t as any);
@@ -30,12 +24,8 @@ export function setup() {
 }
 
 /** Advances virtual time by `ms` in steps of `stepMs`, letting due functions run at each step. */
-export async function runFor(t: any, ms: number, stepMs = 10) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    await vi.advanceTimersByTimeAsync(Math.min(stepMs, end - Date.now()));
-    await realTick();
-  }
+export async function runFor(_t: any, ms: number, stepMs = 10) {
+  await advance(ms, stepMs);
 }
 
 /** Runs the component's tables through a callback (reads in the component's context). */

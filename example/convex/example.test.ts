@@ -4,20 +4,16 @@ import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { register } from "../../src/test.js";
+import { advance, startVirtualClock } from "../../test/virtualClock.js";
 import apiSource from "./_generated/api.ts?raw";
 import { api } from "./_generated/api.js";
 import schema from "./schema.js";
 import { attemptFails } from "./sim.js";
 
 const modules = import.meta.glob("./**/*.ts");
-const realSetTimeout = globalThis.setTimeout;
-const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
 
 function setup() {
-  vi.useFakeTimers({
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
-  });
-  vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+  startVirtualClock();
   const t = convexTest(schema, modules);
   register(t, "emailPool");
   register(t, "scrapePool");
@@ -31,11 +27,7 @@ afterEach(() => {
 
 /** Advances virtual time by `ms` in 10 ms steps, letting due functions (and real I/O) run. */
 async function runFor(ms: number) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    await vi.advanceTimersByTimeAsync(Math.min(10, end - Date.now()));
-    await realTick();
-  }
+  await advance(ms);
 }
 
 /**
