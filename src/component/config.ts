@@ -15,12 +15,16 @@ export const DEFAULT_MAX_PARALLELISM = 10;
 
 export type Config = { maxParallelism: number; logLevel: LogLevel };
 
-export async function readConfig(db: DatabaseReader): Promise<Config> {
-  const row = await db.query("config").first();
+/** The stored settings, with defaults for what was never set. */
+function withDefaults(row: Partial<Config> | null): Config {
   return {
     maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
     logLevel: row?.logLevel ?? DEFAULT_LOG_LEVEL,
   };
+}
+
+export async function readConfig(db: DatabaseReader): Promise<Config> {
+  return withDefaults(await db.query("config").first());
 }
 
 /** Checks an update; throws naming the bad argument. */
@@ -31,15 +35,14 @@ export function validateConfigUpdate(update: ConfigUpdate, prefix = ""): void {
 }
 
 /**
- * Applies the set fields of `update`; returns true when the stored config changed. Callers validate
- * first (so that a bad value is rejected before anything else is written).
+ * Applies the set fields of `update`, writing the row only when a value changes; returns true when
+ * maxParallelism changed (the loop may have to start work). Callers validate first (so that a bad
+ * value is rejected before anything else is written).
  */
 export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promise<boolean> {
+  if (update.maxParallelism === undefined && update.logLevel === undefined) return false;
   const row = await ctx.db.query("config").first();
-  const current = {
-    maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
-    logLevel: row?.logLevel ?? DEFAULT_LOG_LEVEL,
-  };
+  const current = withDefaults(row);
   const next = {
     maxParallelism: update.maxParallelism ?? current.maxParallelism,
     logLevel: update.logLevel ?? current.logLevel,
@@ -47,7 +50,6 @@ export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promi
   if (row && next.maxParallelism === row.maxParallelism && next.logLevel === row.logLevel) {
     return false;
   }
-  if (!row && update.maxParallelism === undefined && update.logLevel === undefined) return false;
   if (row) await ctx.db.patch("config", row._id, next);
   else await ctx.db.insert("config", next);
   return next.maxParallelism !== current.maxParallelism;

@@ -45,8 +45,11 @@ export const vEnqueueItem = v.object({
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
+/** A request that passed its checks: when it may start, and the size of its args plus context. */
+export type CheckedItem = { runAt: number; sizeBytes: number };
+
 /** Checks one request; throws naming the bad argument (prefixed, e.g. "items[3].runAt"). Pure. */
-export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = ""): number {
+export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = ""): CheckedItem {
   validateFunctionHandle(item.fnHandle, `${prefix}fnHandle`);
   validateFnArgs(item.fnArgs, `${prefix}fnArgs`);
   if (item.onComplete) {
@@ -68,7 +71,7 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
       `${size} bytes`,
     );
   }
-  return runAt;
+  return { runAt, sizeBytes: size };
 }
 
 /**
@@ -78,12 +81,11 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
 export async function insertJob(
   ctx: MutationCtx,
   item: EnqueueItem,
-  runAt: number,
+  { runAt, sizeBytes }: CheckedItem,
   now: number,
   segment: number,
 ): Promise<Id<"work">> {
-  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
-  const large = isLarge(size);
+  const large = isLarge(sizeBytes);
   const payloadId = large
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context: item.onComplete?.context })
     : undefined;

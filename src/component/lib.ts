@@ -34,10 +34,10 @@ export const enqueue = mutation({
   handler: async (ctx, { config, ...item }): Promise<string> => {
     const now = Date.now();
     validateConfigUpdate(config, "config.");
-    const runAt = validateEnqueueItem(item, now);
+    const checked = validateEnqueueItem(item, now);
     await applyConfig(ctx, config);
-    const segment = await claimSegment(ctx, dueSegment(runAt));
-    return await insertJob(ctx, item, runAt, now, segment);
+    const segment = await claimSegment(ctx, dueSegment(checked.runAt));
+    return await insertJob(ctx, item, checked, now, segment);
   },
 });
 
@@ -50,13 +50,13 @@ export const enqueueBatch = mutation({
       invalidArgument("items", `at most ${MAX_ENQUEUE_BATCH} jobs per call`, items.length);
     }
     validateConfigUpdate(config, "config.");
-    const runAts = items.map((item, i) => validateEnqueueItem(item, now, `items[${i}].`));
+    const checked = items.map((item, i) => validateEnqueueItem(item, now, `items[${i}].`));
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
-    const segment = await claimSegment(ctx, dueSegment(Math.min(...runAts)));
+    const segment = await claimSegment(ctx, dueSegment(Math.min(...checked.map((c) => c.runAt))));
     const ids: Id<"work">[] = [];
     for (let i = 0; i < items.length; i++) {
-      ids.push(await insertJob(ctx, items[i], runAts[i], now, segment));
+      ids.push(await insertJob(ctx, items[i], checked[i], now, segment));
     }
     return ids;
   },
@@ -69,8 +69,10 @@ export const cancel = mutation({
   returns: v.null(),
   handler: async (ctx, { id, config }) => {
     const workId = parseWorkId(ctx.db, id);
-    if (config) validateConfigUpdate(config, "config.");
-    if (config) await applyConfig(ctx, config);
+    if (config) {
+      validateConfigUpdate(config, "config.");
+      await applyConfig(ctx, config);
+    }
     const work = await ctx.db.get("work", workId);
     if (work === null || work.state.kind === "finished") return null;
     await requestCancel(ctx, workId);
@@ -102,8 +104,10 @@ export const cancelAll = mutation({
     if (before !== undefined && !Number.isFinite(before)) {
       invalidArgument("before", "must be a finite number", before);
     }
-    if (config) validateConfigUpdate(config, "config.");
-    if (config) await applyConfig(ctx, config);
+    if (config) {
+      validateConfigUpdate(config, "config.");
+      await applyConfig(ctx, config);
+    }
     // Without `before`, cancel every job that exists now: up to the newest one, inclusive (jobs
     // enqueued after this call are not canceled).
     const newest = await ctx.db.query("work").order("desc").first();
