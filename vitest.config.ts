@@ -10,6 +10,8 @@ export default defineConfig({
       "example/**/*.test.ts",
       "bench/**/*.test.ts",
     ],
+    // Fails any test whose loop:main passes exceed the per-pass budget (test/passBudget.ts).
+    setupFiles: ["test/passBudget.setup.ts"],
     testTimeout: 60_000,
   },
 });

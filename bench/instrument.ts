@@ -18,6 +18,10 @@
  *    layer's usage at the end, minus the usage it inherited, minus what its children added. The usage
  *    of a top-level layer at its end is one transaction's total (for the "largest transaction").
  *
+ * 3. Transaction totals, for test/passBudget.ts: `onTopLevelTransaction(listener)` hears every
+ *    labeled top-level transaction as it ends, with its total usage (index ranges included). It does
+ *    not touch the counters above.
+ *
  * Top-level transactions are serialized by convex-test's global lock and nested ones by a nested
  * lock, so "the transaction most recently started and not yet labeled" is the one whose function
  * enters its execution context next: that is how a layer learns which function it belongs to.
@@ -70,6 +74,28 @@ const zeroMetrics = (): Metrics => ({
   documentsRead: 0,
   documentsWritten: 0,
 });
+
+/** One top-level transaction's usage at its end, as convex-test's limits see it. */
+export type TransactionTotal = {
+  documentsRead: number;
+  documentsWritten: number;
+  bytesRead: number;
+  bytesWritten: number;
+  /** Index ranges read (convex-test's name, after Convex's limit on "database queries"). */
+  databaseQueries: number;
+};
+/** `fn` is keyed like `Counters.byFunction`; `committed` is false when the transaction rolled back
+ * (its writes are undone, but they were made: `total` still counts them). */
+export type TransactionListener = (fn: string, total: TransactionTotal, committed: boolean) => void;
+
+const listeners = new Set<TransactionListener>();
+
+/** Calls `listener` at the end of every labeled top-level transaction (not convex-test's own
+ * helpers); returns a function that removes it. Needs `installInstrumentation()`. */
+export function onTopLevelTransaction(listener: TransactionListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
 
 export function newCounters(): Counters {
   const byType = () => ({ query: 0, mutation: 0, action: 0 });
@@ -179,6 +205,14 @@ function endFrame(tracker: any, committed: boolean) {
       counters.maxTxBytesRead = end.bytesRead;
       counters.maxTxBytesReadFn = label.key;
     }
+    const total: TransactionTotal = {
+      documentsRead: layer.metrics.documentsRead,
+      documentsWritten: layer.metrics.documentsWritten,
+      bytesRead: layer.metrics.bytesRead,
+      bytesWritten: layer.metrics.bytesWritten,
+      databaseQueries: layer.metrics.databaseQueries,
+    };
+    for (const listener of listeners) listener(label.key, total, committed);
   }
 }
 

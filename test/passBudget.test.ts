@@ -1,0 +1,104 @@
+/**
+ * The per-pass budget check (test/passBudget.ts, applied after every test by
+ * test/passBudget.setup.ts) can fail, and it really hears the loop's passes.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { enqueue, runFor, setup } from "./helpers.js";
+import {
+  checkPassBudget,
+  emptyPassRecord,
+  isMainPass,
+  PASS_BUDGET,
+  PASS_BUDGET_BYTES_WRITTEN,
+  PASS_BUDGET_DOCUMENTS_READ,
+  PASS_BUDGET_INDEX_RANGES,
+  recordedPasses,
+  recordPass,
+} from "./passBudget.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+const MAIN = "workpool:loop:main (mutation)";
+const small = {
+  documentsRead: 10,
+  documentsWritten: 5,
+  bytesRead: 1_000,
+  bytesWritten: 500,
+  databaseQueries: 8,
+};
+
+describe("pass budget", () => {
+  it("passes a record within budget", () => {
+    const record = emptyPassRecord();
+    recordPass(record, MAIN, small);
+    recordPass(record, MAIN, { ...PASS_BUDGET });
+    expect(record.count).toBe(2);
+    expect(() => checkPassBudget(record)).not.toThrow();
+  });
+
+  it("fails naming the metric, the value, the budget and the function", () => {
+    const record = emptyPassRecord();
+    recordPass(record, MAIN, small);
+    recordPass(record, "emailPool:loop:main (mutation)", {
+      ...small,
+      documentsRead: PASS_BUDGET_DOCUMENTS_READ + 1,
+    });
+    expect(record.worst).toMatchObject({
+      fn: "emailPool:loop:main (mutation)",
+      metric: "documentsRead",
+    });
+    expect(() => checkPassBudget(record)).toThrow(
+      `documentsRead ${PASS_BUDGET_DOCUMENTS_READ + 1} > budget ${PASS_BUDGET_DOCUMENTS_READ} ` +
+        `in emailPool:loop:main (mutation)`,
+    );
+  });
+
+  it("names every metric over budget, each with its own worst pass", () => {
+    const record = emptyPassRecord();
+    recordPass(record, "a:loop:main (mutation)", {
+      ...small,
+      bytesWritten: PASS_BUDGET_BYTES_WRITTEN * 2,
+    });
+    recordPass(record, "b:loop:main (mutation)", {
+      ...small,
+      databaseQueries: PASS_BUDGET_INDEX_RANGES + 1,
+    });
+    let message = "";
+    try {
+      checkPassBudget(record);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(
+      `bytesWritten ${PASS_BUDGET_BYTES_WRITTEN * 2} > budget ${PASS_BUDGET_BYTES_WRITTEN} in a:loop:main`,
+    );
+    expect(message).toContain(
+      `databaseQueries ${PASS_BUDGET_INDEX_RANGES + 1} > budget ${PASS_BUDGET_INDEX_RANGES} in b:loop:main`,
+    );
+    expect(message).not.toContain("documentsRead");
+    expect(record.worst).toMatchObject({ fn: "a:loop:main (mutation)", metric: "bytesWritten" });
+  });
+
+  it("recognizes main in any component, and nothing else", () => {
+    expect(isMainPass("workpool:loop:main (mutation)")).toBe(true);
+    expect(isMainPass("scrapePool:loop:main (mutation)")).toBe(true);
+    expect(isMainPass("workpool:lib:enqueue (mutation)")).toBe(false);
+    expect(isMainPass("app:loop:mainly (mutation)")).toBe(false);
+  });
+
+  it("hears the loop's real passes (and only them)", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "a" }]);
+    await runFor(t, 2000);
+    const record = recordedPasses();
+    expect(record.count).toBeGreaterThan(0);
+    expect(record.max.documentsRead).toBeGreaterThan(0);
+    expect(record.max.databaseQueries).toBeGreaterThan(0);
+    expect(record.maxPass.documentsRead?.fn).toBe(MAIN);
+    expect(record.worst?.fn).toBe(MAIN);
+    expect(() => checkPassBudget(record)).not.toThrow();
+  });
+});
