@@ -5,17 +5,20 @@
  */
 import { anyApi } from "convex/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { RECOVERY_INTERVAL_MS, REPORT_LOST_AFTER_MS } from "../src/component/recovery.js";
 import { REPORT_ATTEMPTS } from "../src/component/worker.js";
 import { probe } from "./app/probe.js";
 import {
   completions,
   enqueue,
   failCompletionInserts,
+  failReports,
   inComponent,
   jobStates,
   runFor,
   runUntil,
   setup,
+  type T,
 } from "./helpers.js";
 
 afterEach(() => {
@@ -73,72 +76,90 @@ describe("cancelAll at scale", () => {
   }, 600_000);
 });
 
-describe("the completion mutation of an action failing", () => {
-  /** Makes the first `times` completion writes for `workId` fail (see `failCompletionInserts`). */
-  function failCompletionInsertsFor(workId: () => string, times: number) {
+describe("the report of an action's attempt failing", () => {
+  /** Makes the first `times` report writes (inserts) for `workId` fail. */
+  function failFirstInserts(workId: () => string, times: number) {
     let left = times;
-    return failCompletionInserts((row) => row.workId === workId() && left-- > 0);
+    return failReports({ inserts: (row) => row.workId === workId() && left-- > 0 });
   }
 
-  for (const times of [1, 2]) {
-    it(`failing ${times}× (transient): the job is reported once, with its real result`, async () => {
-      const t = setup();
-      vi.spyOn(console, "info").mockImplementation(() => {});
-      const job = { id: "" };
-      const injected = failCompletionInsertsFor(() => job.id, times);
-      [job.id] = await enqueue(t, "action", [{ key: "flaky-report", ms: 100, value: "real" }]);
-      const target = job.id;
-      const [other] = await enqueue(t, "action", [{ key: "bystander", ms: 100 }]);
-      await runFor(t, 5000, 20);
-      expect(injected.count).toBe(times);
-      const all = await completions(t);
-      expect(all.filter((c) => c.workId === target).map((c) => c.result)).toEqual([
-        { kind: "success", returnValue: "real" },
-      ]);
-      expect(all.filter((c) => c.workId === other)).toHaveLength(1);
-      // The action ran once: the report was retried, not the job.
-      expect(probe.attempts.get("flaky-report")).toBe(1);
-      expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 2 });
-      const left = await inComponent(t, async (ctx) => ({
-        pendingCompletion: await ctx.db.query("pendingCompletion").collect(),
-        pendingStart: await ctx.db.query("pendingStart").collect(),
-      }));
-      expect(left).toEqual({ pendingCompletion: [], pendingStart: [] });
-    });
+  async function expectReportedOnce(t: T, id: string, value: unknown, key: string) {
+    expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
+      [id, { kind: "success", returnValue: value }],
+    ]);
+    // The action ran once: the report was retried, never the job.
+    expect(probe.attempts.get(key)).toBe(1);
+    expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 1 });
+    const left = await inComponent(t, async (ctx) => ({
+      pendingCompletion: await ctx.db.query("pendingCompletion").collect(),
+      pendingStart: await ctx.db.query("pendingStart").collect(),
+    }));
+    expect(left).toEqual({ pendingCompletion: [], pendingStart: [] });
   }
 
-  it(`failing on all ${REPORT_ATTEMPTS} tries of one attempt: that attempt counts as failed and is retried`, async () => {
+  it("the direct call failing: the scheduled report records the real result", async () => {
     const t = setup();
-    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "info").mockImplementation(() => {});
     const job = { id: "" };
-    const injected = failCompletionInsertsFor(() => job.id, REPORT_ATTEMPTS);
+    const injected = failFirstInserts(() => job.id, 1);
+    [job.id] = await enqueue(t, "action", [{ key: "flaky-report", ms: 100, value: "real" }], {
+      options: { retry: true },
+    });
+    await runFor(t, 5000, 20);
+    expect(injected.count).toBe(1);
+    await expectReportedOnce(t, job.id, "real", "flaky-report");
+  });
+
+  it(`the scheduler refusing ${REPORT_ATTEMPTS - 1}× too: retried scheduling records it`, async () => {
+    const t = setup();
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    const job = { id: "" };
+    let insertsLeft = 1;
+    let schedulesLeft = REPORT_ATTEMPTS - 1;
+    const injected = failReports({
+      inserts: (row) => row.workId === job.id && insertsLeft-- > 0,
+      schedules: (row) => row.workId === job.id && schedulesLeft-- > 0,
+    });
+    [job.id] = await enqueue(t, "action", [{ key: "refused", value: "real" }], {
+      options: { retry: true },
+    });
+    await runFor(t, 5000, 20);
+    expect(injected).toEqual({ count: 1, schedules: REPORT_ATTEMPTS - 1 });
+    await expectReportedOnce(t, job.id, "real", "refused");
+  });
+
+  it("the scheduled report failing for good: failed once with a clear error, never rerun", async () => {
+    const t = setup();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    const job = { id: "" };
+    // Every insert of attempt 1's report fails; scheduling it works (a real deployment would retry
+    // a transient failure of the scheduled mutation; here it fails for good, as only a bug would).
+    failReports({ inserts: (row) => row.workId === job.id });
     [job.id] = await enqueue(t, "action", [{ key: "lost-report", value: "real" }], {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
     });
-    await runFor(t, 10_000, 50);
-    expect(injected.count).toBe(REPORT_ATTEMPTS);
-    // The worker's last resort reported the attempt as failed; the retry's report went through.
-    expect(probe.attempts.get("lost-report")).toBe(2);
+    await runFor(t, REPORT_LOST_AFTER_MS + 2 * RECOVERY_INTERVAL_MS, 500);
+    expect(probe.attempts.get("lost-report")).toBe(1);
     expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
-      [job.id, { kind: "success", returnValue: "real" }],
+      [job.id, { kind: "failed", error: expect.stringContaining("never reached the pool") }],
     ]);
     expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 1 });
   });
 
-  it("failing on every try, the last resort too: the worker dies unreported and recovery retries the attempt", async () => {
+  it("every report write failing, direct and scheduled: the runner dies and recovery retries", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "info").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
     const job = { id: "" };
-    // Every report of attempt 1 (REPORT_ATTEMPTS tries, then the "could not record" report) fails:
-    // the worker's scheduled function ends as failed without reporting, as a lost runner would.
-    const injected = failCompletionInsertsFor(() => job.id, REPORT_ATTEMPTS + 1);
+    const injected = failCompletionInserts((row) => row.workId === job.id && row.attempt === 1);
     [job.id] = await enqueue(t, "action", [{ key: "dead-runner", value: "real" }], {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
     });
     await runFor(t, 120_000, 200);
-    expect(injected.count).toBe(REPORT_ATTEMPTS + 1);
+    expect(injected.count).toBe(1);
+    // The worker could not make its result durable, so its attempt is unknown: a failed attempt.
     expect(probe.attempts.get("dead-runner")).toBe(2);
     expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
       [job.id, { kind: "success", returnValue: "real" }],

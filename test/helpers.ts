@@ -50,6 +50,11 @@ export async function enqueue(
   });
 }
 
+/** `info` of a job, through the component's public query. */
+export async function info(t: any, id: string): Promise<any> {
+  return await t.query(anyApi.pool.callComponentQuery, { fn: "lib.info", args: { id } });
+}
+
 /** What onComplete received, per workId, in call order. */
 export async function completions(
   t: any,
@@ -112,31 +117,52 @@ export async function runUntil(
   }
 }
 
+/** Which report writes of an action's attempt an injected fault hits. */
+type ReportFault = (row: { workId: string; attempt: number }) => boolean;
+
 /**
- * Fault injection: makes an insert into `pendingCompletion` throw whenever `shouldFail(row)` says
- * so, as a failure of the completion write would (its transaction rolls back). convex-test runs every
- * database call through `globalThis.Convex.asyncSyscall` ("1.0/insert" for inserts); the spy wraps
- * the current test's implementation (restored by `vi.restoreAllMocks()`). Returns the count of
- * failures injected so far.
+ * Fault injection: makes the writes that report an attempt fail, as a lost write would (its
+ * transaction rolls back). convex-test runs every database call through
+ * `globalThis.Convex.asyncSyscall`: "1.0/insert" into `pendingCompletion` is the report itself (in
+ * the worker's direct call, or in the scheduled report mutation), and "1.0/actions/schedule" of
+ * `complete:complete` is the action worker handing its report to the scheduler. `inserts` and
+ * `schedules` say which to fail (by default a failed insert's row also fails to be scheduled, so
+ * the runner dies unreported, as a killed one would). The spy wraps the current test's
+ * implementation (restored by `vi.restoreAllMocks()`). Returns the counts of failures injected.
  */
-export function failCompletionInserts(
-  shouldFail: (row: { workId: string; attempt: number }) => boolean,
-): { count: number } {
+export function failReports(faults: { inserts?: ReportFault; schedules?: ReportFault }): {
+  count: number;
+  schedules: number;
+} {
   const convex = (globalThis as any).Convex;
   const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
-  const injected = { count: 0 };
+  const injected = { count: 0, schedules: 0 };
   vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
     const asyncSyscall = real.call(convex);
     return async (op: string, jsonArgs: string) => {
-      if (op === "1.0/insert") {
+      if (op === "1.0/insert" && faults.inserts) {
         const { table, value } = JSON.parse(jsonArgs);
-        if (table === "pendingCompletion" && shouldFail(value)) {
+        if (table === "pendingCompletion" && faults.inserts(value)) {
           injected.count++;
           throw new Error("injected: failure of the completion write");
+        }
+      }
+      if (op === "1.0/actions/schedule" && faults.schedules) {
+        const { name, args } = JSON.parse(jsonArgs);
+        const report = Array.isArray(args) ? args[0] : args;
+        if (String(name).includes("complete") && report && faults.schedules(report)) {
+          injected.schedules++;
+          throw new Error("injected: failure to schedule the report");
         }
       }
       return await asyncSyscall(op, jsonArgs);
     };
   });
   return injected;
+}
+
+/** Kills the runner of every attempt `shouldFail` picks: each of its report writes fails, direct
+ * or scheduled, so it dies unreported and only recovery can notice. */
+export function failCompletionInserts(shouldFail: ReportFault): { count: number } {
+  return failReports({ inserts: shouldFail, schedules: shouldFail });
 }

@@ -12,6 +12,7 @@ import {
   enqueue,
   failCompletionInserts,
   inComponent,
+  info,
   jobStates,
   PER_JOB_TABLES,
   runChecking,
@@ -212,8 +213,12 @@ describe("status", () => {
     await observe();
     await runChecking(t, 5000, observe, 20);
     expect(seen).toEqual(["pending/0", "running/0", "pending/1", "running/1", "finished"]);
-    expect(await t.query(anyApi.pool.status, { id })).toEqual({
+    // Exactly the peer's shape: the detail lives in `info`.
+    expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
+    expect(await info(t, id)).toMatchObject({
+      id,
       state: "finished",
+      previousAttempts: 2,
       result: { kind: "success", returnValue: "s" },
     });
   });
@@ -511,22 +516,21 @@ describe("statusTtl", () => {
       poolOptions: { statusTtl: Number.POSITIVE_INFINITY },
     });
     await runFor(t, 3 * 24 * 60 * 60 * 1000, 60 * 60 * 1000);
-    expect(await t.query(anyApi.pool.status, { id })).toEqual({
+    expect(await info(t, id)).toMatchObject({
       state: "finished",
       result: { kind: "success", returnValue: "keep" },
     });
   });
 
-  it("forgets a finished job after the TTL (status then says finished without a result)", async () => {
+  it("forgets a finished job after the TTL (info then says null, status finished)", async () => {
     const t = setup();
     const [id] = await enqueue(t, "mutation", [{ key: "gone" }], {
       poolOptions: { statusTtl: 1000 },
     });
     await runFor(t, 500);
-    expect(await t.query(anyApi.pool.status, { id })).toMatchObject({
-      result: { kind: "success" },
-    });
+    expect(await info(t, id)).toMatchObject({ result: { kind: "success" } });
     await runFor(t, 20_000, 100);
+    expect(await info(t, id)).toBeNull();
     expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The client apps use: the `Workpool` class, with the validators, types and errors of the public API
- * (a drop-in for `@convex-dev/workpool`). It checks options before calling the component, turns
- * function references into handles, and calls the component's public functions. It holds no state
+ * The client apps use: the `Workpool` class and the standalone `enqueue` / `enqueueBatch`, with the
+ * validators, types and errors of the public API (a drop-in for `@convex-dev/workpool`). It checks
+ * options before calling the component, turns function references into handles, splits big batches
+ * into calls that fit a transaction, and calls the component's public functions. It holds no state
  * besides its options and never touches the component's tables directly.
  */
 import {
@@ -24,18 +25,29 @@ import {
   DEFAULT_RETRY_BEHAVIOR,
   vLogLevel,
   vResult,
+  vResultKind,
   vRetryBehavior,
+  vWorkInfo as vComponentWorkInfo,
   type LogLevel,
+  type ResultKind,
   type RetryBehavior,
   type RunResult,
+  type Status,
 } from "../component/model.js";
 import { validateConfigUpdate } from "../component/config.js";
-import { validateEnqueueItem, MAX_ENQUEUE_BATCH, type EnqueueItem } from "../component/enqueue.js";
+import {
+  DEFAULT_STATUS_TTL_MS,
+  validateEnqueueItem,
+  type EnqueueItem,
+} from "../component/enqueue.js";
 import { invalidArgument } from "../component/errors.js";
 import { validateRetryBehavior, validateStatusTtl } from "../component/validate.js";
+import { chunkBySizes } from "./batches.js";
 
 /** The log levels, most verbose first (the values of `vLogLevel`). */
 const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member.value);
+/** The final result kinds (the values of `vResultKind`), for `onCompleteExcludeKinds`. */
+const RESULT_KINDS: readonly ResultKind[] = vResultKind.members.map((member) => member.value);
 
 export {
   NonRetryableError,
@@ -63,11 +75,23 @@ export { vWorkId as vWorkIdValidator, vWorkId as workIdValidator };
 /** The component's API, as `components.<name>` in your app's `_generated/api`. */
 export type WorkpoolComponent = ComponentApi;
 
-/** What `status` returns. `result` is ours: present while a finished job's status is retained. */
-export type Status =
-  | { state: "pending"; previousAttempts: number }
-  | { state: "running"; previousAttempts: number }
-  | { state: "finished"; result?: RunResult };
+/**
+ * What `status` returns: `{ state: "pending" | "running", previousAttempts }` or
+ * `{ state: "finished" }` (exactly the peer's shapes; `info` has the result and timings).
+ */
+export type { Status };
+
+/**
+ * Validator of what `info` returns (without the `null`): a job's name, function type, state,
+ * attempts, timings and, once finished, its result.
+ */
+export const vWorkInfo = v.object({ ...vComponentWorkInfo.fields, id: vWorkId });
+/**
+ * What `info` returns for a retained job: `{ id, name, fnType, key?, priority, state,
+ * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result? }`, `result` being the `RunResult`
+ * onComplete got.
+ */
+export type WorkInfo = Infer<typeof vWorkInfo>;
 
 /** The arguments an onComplete mutation receives. */
 export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
@@ -80,27 +104,46 @@ export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
 };
 
 /**
+ * Builds the validator of a job's result, with `returnValue` checked by `returnValue` (default
+ * `v.any()`): `{ kind: "success", returnValue } | { kind: "failed", error } | { kind: "canceled" }`.
+ */
+export function vRunResult<RV extends Validator<any, any, any> = VAny>(returnValue?: RV) {
+  return v.union(
+    v.object({ kind: v.literal("success"), returnValue: (returnValue ?? v.any()) as RV }),
+    v.object({ kind: v.literal("failed"), error: v.string() }),
+    v.object({ kind: v.literal("canceled") }),
+  );
+}
+
+/**
  * Builds the validator of onComplete's arguments, e.g. for a hand-written onComplete mutation:
  * `internalMutation({ args: vOnCompleteArgs(v.object({ userId: v.id("users") })), handler })`.
+ * @param context validator of the `context` passed at enqueue (default: anything, or none).
+ * @param returnValue validator of a success's `returnValue` (default: anything).
  */
 export function vOnCompleteArgs<
   VContext extends Validator<any, "required", any> = VAny,
   VReturn extends Validator<any, "required", any> = VAny,
 >(context?: VContext, returnValue?: VReturn) {
-  const ret = (returnValue ?? v.any()) as VReturn;
   return v.object({
     workId: vWorkId,
     context: (context ?? v.optional(v.any())) as VContext,
-    result: v.union(
-      v.object({ kind: v.literal("success"), returnValue: ret }),
-      v.object({ kind: v.literal("failed"), error: v.string() }),
-      v.object({ kind: v.literal("canceled") }),
-    ),
+    result: vRunResult((returnValue ?? v.optional(v.any())) as VReturn),
   });
 }
-/** The validator of onComplete's arguments with any context. */
+/** The validator of onComplete's arguments with any context: `vOnCompleteArgs()`. */
 export const vOnComplete = vOnCompleteArgs();
+/** @deprecated The peer's older name of `vOnCompleteArgs`. */
 export const vOnCompleteValidator = vOnCompleteArgs;
+
+/** How a pool retries actions: `retry: true` uses `defaultRetryBehavior`. */
+export type WorkpoolRetryOptions = {
+  /** Retry behavior for `retry: true` (and for `retryActionsByDefault`).
+   * Default `{ maxAttempts: 5, initialBackoffMs: 250, base: 2 }`. */
+  defaultRetryBehavior?: RetryBehavior;
+  /** Whether actions are retried when `retry` is not given at enqueue. Default false. */
+  retryActionsByDefault?: boolean;
+};
 
 /** Options of a pool. */
 export type WorkpoolOptions = {
@@ -109,19 +152,22 @@ export type WorkpoolOptions = {
   maxParallelism?: number;
   /** Log level of the pool's logs. Default "REPORT". */
   logLevel?: LogLevel;
-  /** Whether actions are retried when `retry` is not given at enqueue. Default false. */
-  retryActionsByDefault?: boolean;
-  /** Retry behavior for `retry: true`. Default `{ maxAttempts: 5, initialBackoffMs: 250, base: 2 }`. */
-  defaultRetryBehavior?: RetryBehavior;
   /** How long (ms) a finished job's status and result stay readable. Default one day;
    * `Number.POSITIVE_INFINITY` keeps them. */
   statusTtl?: number;
-};
+} & WorkpoolRetryOptions;
 
 /** Retries of an action: `true` for the pool's default behavior, or a behavior of its own. */
-export type RetryOption = { retry?: boolean | RetryBehavior };
+export type RetryOption = {
+  /** `true`: the pool's `defaultRetryBehavior`; `false`: no retry; or a behavior of its own.
+   * Unset: retried only when the pool has `retryActionsByDefault`. */
+  retry?: boolean | RetryBehavior;
+};
 
-/** Options of one enqueue. */
+/**
+ * Options of one enqueue. `ReturnValue` ties onComplete's `result.returnValue` to the enqueued
+ * function's return type.
+ */
 export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   /** A name for logs; default the function's path, e.g. "emails:send". */
   name?: string;
@@ -131,6 +177,9 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
     FunctionVisibility,
     OnCompleteArgs<Context, ReturnValue>
   > | null;
+  /** Final result kinds for which onComplete is not called (omit or `[]` for none). Failed attempts
+   * that will be retried never call onComplete. */
+  onCompleteExcludeKinds?: readonly RunResult["kind"][];
   /** Passed to onComplete as is. */
   context?: Context;
 } & (
@@ -138,13 +187,172 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }
 );
 
+/**
+ * Options of the standalone `enqueue` / `enqueueBatch`: those of one enqueue plus what a `Workpool`
+ * would supply from its own options.
+ */
+export type StandaloneEnqueueOptions<Context = unknown, ReturnValue = unknown> = EnqueueOptions<
+  Context,
+  ReturnValue
+> & {
+  /** Retries of a failed action (undefined: none). Ignored for mutations and queries, which are
+   * never retried. */
+  retryBehavior?: RetryBehavior;
+  /** Written to the component's config, as `WorkpoolOptions.maxParallelism`. */
+  maxParallelism?: number;
+  /** Written to the component's config, as `WorkpoolOptions.logLevel`. */
+  logLevel?: LogLevel;
+  /** As `WorkpoolOptions.statusTtl` (default one day). */
+  statusTtl?: number;
+};
+
 type QueryCtx = Pick<GenericQueryCtx<GenericDataModel>, "runQuery">;
 type MutationCtx = Pick<GenericMutationCtx<GenericDataModel>, "runQuery" | "runMutation">;
 type ActionCtx = Pick<GenericActionCtx<GenericDataModel>, "runQuery" | "runMutation" | "runAction">;
 type AnyCtx = QueryCtx | MutationCtx | ActionCtx;
 
-/** The default of `statusTtl`: one day. */
-const DEFAULT_STATUS_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * Enqueues one function without a `Workpool` instance (what the class's enqueue methods call).
+ *
+ * ```ts
+ * await enqueue(components.workpool, ctx, "action", internal.emails.send, { to }, {
+ *   retryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+ *   onComplete: internal.emails.sent,
+ * });
+ * ```
+ * @param component `components.<name>` from your app's `_generated/api`.
+ * @param ctx a mutation or action ctx.
+ * @param fnType the kind of `fn`: "action", "mutation" or "query".
+ * @param fn a function reference (or a function handle string).
+ * @param fnArgs its arguments.
+ * @param options enqueue options, plus `retryBehavior`, `maxParallelism`, `logLevel`, `statusTtl`.
+ * @returns the job's id.
+ */
+export async function enqueue<
+  FnType extends FunctionType,
+  Args extends DefaultFunctionArgs,
+  ReturnType,
+  Context,
+>(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FnType,
+  fn: FunctionReference<FnType, FunctionVisibility, Args, NoInfer<ReturnType>>,
+  fnArgs: Args,
+  options: StandaloneEnqueueOptions<Context, ReturnType> = {},
+): Promise<WorkId> {
+  const [id] = await enqueueJobs(component, ctx, fnType, fn, [fnArgs], options);
+  return id;
+}
+
+/**
+ * Enqueues one function per element of `fnArgsArray` without a `Workpool` instance (what the class's
+ * batch methods call). Any number of jobs: the calls to the component are split by count and by
+ * bytes so that each fits a transaction (a caller that is a mutation still writes them all in its
+ * own transaction; an action does not).
+ * @param component `components.<name>` from your app's `_generated/api`.
+ * @param ctx a mutation or action ctx.
+ * @param fnType the kind of `fn`: "action", "mutation" or "query".
+ * @param fn a function reference (or a function handle string).
+ * @param fnArgsArray the arguments of each job.
+ * @param options enqueue options for every job, plus `retryBehavior`, `maxParallelism`,
+ *   `logLevel`, `statusTtl`.
+ * @returns the jobs' ids, in the order of `fnArgsArray`.
+ */
+export async function enqueueBatch<
+  FnType extends FunctionType,
+  Args extends DefaultFunctionArgs,
+  ReturnType,
+  Context,
+>(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FnType,
+  fn: FunctionReference<FnType, FunctionVisibility, Args, NoInfer<ReturnType>>,
+  fnArgsArray: Array<Args>,
+  options: StandaloneEnqueueOptions<Context, ReturnType> = {},
+): Promise<WorkId[]> {
+  if (!Array.isArray(fnArgsArray)) {
+    invalidArgument("fnArgsArray", "must be an array of argument objects", fnArgsArray);
+  }
+  if (fnArgsArray.length === 0) return [];
+  return await enqueueJobs(component, ctx, fnType, fn, fnArgsArray, options);
+}
+
+/** Checks `onCompleteExcludeKinds`; returns it as the component takes it (undefined when empty). */
+function excludeKindsOf(kinds: readonly ResultKind[] | undefined): ResultKind[] | undefined {
+  if (kinds === undefined) return undefined;
+  if (!Array.isArray(kinds)) {
+    invalidArgument(
+      "onCompleteExcludeKinds",
+      `must be an array of ${RESULT_KINDS.join(", ")}`,
+      kinds,
+    );
+  }
+  kinds.forEach((kind, i) => {
+    if (!RESULT_KINDS.includes(kind)) {
+      invalidArgument(
+        `onCompleteExcludeKinds[${i}]`,
+        `must be one of ${RESULT_KINDS.join(", ")}`,
+        kind,
+      );
+    }
+  });
+  return kinds.length > 0 ? [...kinds] : undefined;
+}
+
+/** The one implementation of every enqueue: checks everything, then writes in as few calls as fit. */
+async function enqueueJobs(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FunctionType,
+  fn: FunctionReference<FunctionType, FunctionVisibility> | string,
+  argsArray: DefaultFunctionArgs[],
+  options: StandaloneEnqueueOptions<any, any>,
+): Promise<WorkId[]> {
+  const opts = options ?? {};
+  const config = { maxParallelism: opts.maxParallelism, logLevel: opts.logLevel };
+  validateConfigUpdate(config);
+  if (config.logLevel !== undefined && !LOG_LEVELS.includes(config.logLevel)) {
+    invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, config.logLevel);
+  }
+  const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
+  const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
+  const fnName = opts.name ?? (typeof fn === "string" ? fn : getFunctionName(fn));
+  const onComplete = opts.onComplete
+    ? {
+        fnHandle: await createFunctionHandle(opts.onComplete),
+        context: opts.context,
+        ...(excludeKinds ? { excludeKinds } : {}),
+      }
+    : undefined;
+  const items: EnqueueItem[] = argsArray.map((fnArgs) => ({
+    fnHandle,
+    fnName,
+    fnArgs,
+    fnType,
+    runAt: opts.runAt,
+    runAfter: opts.runAfter,
+    // Mutations and queries are never retried (a mutation that throws has no effects).
+    retryBehavior: fnType === "action" ? opts.retryBehavior : undefined,
+    onComplete,
+    statusTtlMs: opts.statusTtl,
+  }));
+  // Check everything before writing anything (the component checks again).
+  const now = Date.now();
+  const sizes = items.map(
+    (item, i) => validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : "").sizeBytes,
+  );
+  if (items.length === 1) {
+    return [(await ctx.runMutation(component.lib.enqueue, { ...items[0], config })) as WorkId];
+  }
+  const ids: WorkId[] = [];
+  for (const chunk of chunkBySizes(items, sizes)) {
+    const chunkIds = await ctx.runMutation(component.lib.enqueueBatch, { items: chunk, config });
+    ids.push(...(chunkIds as WorkId[]));
+  }
+  return ids;
+}
 
 /**
  * A pool of work: runs enqueued actions, mutations and queries with at most `maxParallelism` at once.
@@ -183,68 +391,96 @@ export class Workpool {
 
   /**
    * Enqueues an action. Retried on failure when `retry` (or `retryActionsByDefault`) says so.
-   * @returns the job's id, for `status` and `cancel`.
+   * @returns the job's id, for `status`, `info` and `cancel`.
    */
   async enqueueAction<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"action", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"action", FunctionVisibility, Args, NoInfer<ReturnType>>,
     fnArgs: Args,
     options?: RetryOption & EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId> {
-    const [id] = await this.enqueueMany(ctx, "action", fn, [fnArgs], options);
-    return id;
+    return await enqueue(this.component, ctx, "action", fn, fnArgs, this.with("action", options));
   }
 
-  /** Enqueues one action per element of `argsArray`; returns their ids in the same order. */
+  /** Enqueues one action per element of `argsArray` (any number); returns their ids in the same
+   * order. */
   async enqueueActionBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"action", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"action", FunctionVisibility, Args, NoInfer<ReturnType>>,
     argsArray: Array<Args>,
     options?: RetryOption & EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId[]> {
-    return await this.enqueueMany(ctx, "action", fn, argsArray, options);
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "action",
+      fn,
+      argsArray,
+      this.with("action", options),
+    );
   }
 
   /** Enqueues a mutation (never retried: a mutation that throws has no effects). */
   async enqueueMutation<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"mutation", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"mutation", FunctionVisibility, Args, NoInfer<ReturnType>>,
     fnArgs: Args,
     options?: EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId> {
-    const [id] = await this.enqueueMany(ctx, "mutation", fn, [fnArgs], options);
-    return id;
+    return await enqueue(
+      this.component,
+      ctx,
+      "mutation",
+      fn,
+      fnArgs,
+      this.with("mutation", options),
+    );
   }
 
-  /** Enqueues one mutation per element of `argsArray`; returns their ids in the same order. */
+  /** Enqueues one mutation per element of `argsArray` (any number); returns their ids in the same
+   * order. */
   async enqueueMutationBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"mutation", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"mutation", FunctionVisibility, Args, NoInfer<ReturnType>>,
     argsArray: Array<Args>,
     options?: EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId[]> {
-    return await this.enqueueMany(ctx, "mutation", fn, argsArray, options);
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "mutation",
+      fn,
+      argsArray,
+      this.with("mutation", options),
+    );
   }
 
   /** Enqueues a query; its return value reaches onComplete. */
   async enqueueQuery<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"query", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"query", FunctionVisibility, Args, NoInfer<ReturnType>>,
     fnArgs: Args,
     options?: EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId> {
-    const [id] = await this.enqueueMany(ctx, "query", fn, [fnArgs], options);
-    return id;
+    return await enqueue(this.component, ctx, "query", fn, fnArgs, this.with("query", options));
   }
 
-  /** Enqueues one query per element of `argsArray`; returns their ids in the same order. */
+  /** Enqueues one query per element of `argsArray` (any number); returns their ids in the same
+   * order. */
   async enqueueQueryBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
     ctx: MutationCtx | ActionCtx,
-    fn: FunctionReference<"query", FunctionVisibility, Args, ReturnType>,
+    fn: FunctionReference<"query", FunctionVisibility, Args, NoInfer<ReturnType>>,
     argsArray: Array<Args>,
     options?: EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId[]> {
-    return await this.enqueueMany(ctx, "query", fn, argsArray, options);
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "query",
+      fn,
+      argsArray,
+      this.with("query", options),
+    );
   }
 
   /**
@@ -264,22 +500,35 @@ export class Workpool {
     });
   }
 
-  /** A job's status: pending or running (with previous attempts), or finished. */
+  /**
+   * A job's status: `{ state: "pending" | "running", previousAttempts }` or `{ state: "finished" }`
+   * (also once its status is no longer retained). For its result and timings, see `info`.
+   */
   async status(ctx: AnyCtx, id: WorkId): Promise<Status> {
     return await ctx.runQuery(this.component.lib.status, { id });
   }
 
-  /** The statuses of many jobs, in the order of `ids`. */
+  /** The statuses of many jobs (at most 1,000 ids), in the order of `ids`. */
   async statusBatch(ctx: AnyCtx, ids: WorkId[]): Promise<Status[]> {
     return await ctx.runQuery(this.component.lib.statusBatch, { ids });
   }
 
   /**
-   * Defines an internal mutation to use as `onComplete`, with a typed context.
+   * Everything the pool knows about a job: name, function type, state, attempts, when it was
+   * enqueued, started and finished, and (once finished) the `RunResult` onComplete got. `null` once
+   * the job's status is no longer retained (after `statusTtl`); a malformed id throws.
+   */
+  async info(ctx: AnyCtx, id: WorkId): Promise<WorkInfo | null> {
+    return (await ctx.runQuery(this.component.lib.info, { id })) as WorkInfo | null;
+  }
+
+  /**
+   * Defines an internal mutation to use as `onComplete`, with a typed context and return value.
    *
    * ```ts
    * export const sent = pool.defineOnComplete({
    *   context: v.object({ userId: v.id("users") }),
+   *   returnValue: v.string(), // optional: checks `result.returnValue` of a success
    *   handler: async (ctx, { workId, context, result }) => { ... },
    * });
    * ```
@@ -313,6 +562,20 @@ export class Workpool {
     return { maxParallelism: this.options.maxParallelism, logLevel: this.options.logLevel };
   }
 
+  /** One enqueue's options with what this pool adds: retries, config and status TTL. */
+  private with(
+    fnType: FunctionType,
+    options: (RetryOption & EnqueueOptions<any, any>) | undefined,
+  ): StandaloneEnqueueOptions<any, any> {
+    const { retry, ...rest } = options ?? {};
+    return {
+      ...rest,
+      retryBehavior: this.retryBehaviorFor(fnType, retry),
+      ...this.config(),
+      statusTtl: this.options.statusTtl ?? DEFAULT_STATUS_TTL_MS,
+    };
+  }
+
   private retryBehaviorFor(
     fnType: FunctionType,
     retry: boolean | RetryBehavior | undefined,
@@ -325,56 +588,5 @@ export class Workpool {
       invalidArgument("retry", "must be a boolean or a RetryBehavior", String(wanted));
     }
     return wanted;
-  }
-
-  private async enqueueMany(
-    ctx: MutationCtx | ActionCtx,
-    fnType: FunctionType,
-    fn: FunctionReference<FunctionType, FunctionVisibility> | string,
-    argsArray: DefaultFunctionArgs[],
-    options: (RetryOption & EnqueueOptions<any, any>) | undefined,
-  ): Promise<WorkId[]> {
-    const opts = options ?? {};
-    const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
-    const fnName = opts.name ?? (typeof fn === "string" ? fn : getFunctionName(fn));
-    const onComplete = opts.onComplete
-      ? {
-          fnHandle: await createFunctionHandle(opts.onComplete),
-          context: opts.context,
-        }
-      : undefined;
-    const ttl = this.options.statusTtl ?? DEFAULT_STATUS_TTL_MS;
-    const items: EnqueueItem[] = argsArray.map((fnArgs) => ({
-      fnHandle,
-      fnName,
-      fnArgs,
-      fnType,
-      runAt: opts.runAt,
-      runAfter: opts.runAfter,
-      retryBehavior: this.retryBehaviorFor(fnType, (opts as RetryOption).retry),
-      onComplete,
-      statusTtlMs: ttl,
-    }));
-    // Check everything before writing anything (the component checks again).
-    const now = Date.now();
-    items.forEach((item, i) =>
-      validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : ""),
-    );
-    const config = this.config();
-    if (items.length === 1) {
-      const id = await ctx.runMutation(this.component.lib.enqueue, { ...items[0], config });
-      return [id as WorkId];
-    }
-    const ids: WorkId[] = [];
-    for (let i = 0; i < items.length; i += MAX_ENQUEUE_BATCH) {
-      const chunk = items.slice(i, i + MAX_ENQUEUE_BATCH);
-      ids.push(
-        ...((await ctx.runMutation(this.component.lib.enqueueBatch, {
-          items: chunk,
-          config,
-        })) as WorkId[]),
-      );
-    }
-    return ids;
   }
 }

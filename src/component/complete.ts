@@ -1,16 +1,13 @@
 /**
  * Completion: recording an attempt's outcome (workers, through `recordCompletion`), and the loop's
- * handling of it — retry after a jittered backoff, or finish the job and deliver onComplete exactly
- * once. Only the loop (`processCompletions`, `finishJob`) changes a job's state here.
+ * handling of it — retry after a jittered backoff, or finish the job and hand its onComplete to
+ * delivery (deliver.ts). Only the loop (`processCompletions`, `finishJob`) changes a job's state
+ * here; no user code runs here.
  */
 import { v } from "convex/values";
-import type { FunctionHandle } from "convex/server";
-import { internal } from "./_generated/api.js";
 import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
-import { readConfig } from "./config.js";
-import { errorMessage } from "./errors.js";
-import { createLogger } from "./logging.js";
+import { needsDelivery, type DeliveryItem } from "./deliver.js";
 import { claimSegment } from "./kick.js";
 import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
 import type { Pass } from "./pass.js";
@@ -118,7 +115,29 @@ export async function settleAttempt(
   }
 }
 
-/** Marks a job finished with `result` and delivers its onComplete, exactly once. */
+/**
+ * Marks a job finished with `result` and hands its onComplete to delivery (deliver.ts), which calls
+ * it exactly once in a transaction of its own. A large job (args, context or return value in
+ * `payloads`) also gets its cleanup there, so its expiry starts only once that is done.
+ */
+export function finishedDelivery(
+  work: Doc<"work">,
+  result: RunResult,
+  resultPayloadId: Id<"payloads"> | undefined,
+): DeliveryItem {
+  const large = work.payloadId !== undefined || resultPayloadId !== undefined;
+  const excluded = work.onComplete?.excludeKinds?.includes(result.kind) ?? false;
+  return {
+    workId: work._id,
+    fnHandle: excluded ? undefined : work.onComplete?.fnHandle,
+    context: excluded ? undefined : work.onComplete?.context,
+    result,
+    payloadId: work.payloadId,
+    resultPayloadId,
+    cleanup: large ? { statusTtlMs: work.statusTtlMs } : undefined,
+  };
+}
+
 export async function finishJob(
   pass: Pass,
   work: Doc<"work">,
@@ -126,78 +145,26 @@ export async function finishJob(
   resultPayloadId?: Id<"payloads">,
 ): Promise<void> {
   const { ctx, now } = pass;
-  const deliversLater = work.payloadId !== undefined || resultPayloadId !== undefined;
+  const delivery = finishedDelivery(work, result, resultPayloadId);
   await ctx.db.patch("work", work._id, {
     attempts: work.attempts,
-    state: { kind: "finished", result, finishedAt: now },
+    state: {
+      kind: "finished",
+      result,
+      finishedAt: now,
+      startedAt: work.state.kind === "running" ? work.state.startedAt : undefined,
+    },
     resultPayloadId,
-    expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
-    // A finished job keeps only what status needs: dropping what no later step reads keeps the
-    // retained row (and this write) small. Large jobs keep onComplete for their own delivery.
+    // A large job's expiry starts once delivery has cleaned up after it (deliver.ts).
+    expiresAt:
+      work.statusTtlMs === undefined || delivery.cleanup ? undefined : now + work.statusTtlMs,
+    // A finished job keeps only what status and info need: dropping what no later step reads keeps
+    // the retained row (and this write) small. Delivery carries the callback.
     fnArgs: undefined,
     retryBehavior: undefined,
-    onComplete: deliversLater ? work.onComplete : undefined,
+    onComplete: undefined,
   });
   pass.state.stats[result.kind === "success" ? "succeeded" : result.kind]++;
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
-  if (!work.onComplete) return;
-  if (deliversLater) {
-    // Large context or return value: the loop never reads payloads, so deliver in a transaction of
-    // its own.
-    await ctx.scheduler.runAfter(0, internal.complete.deliverLargeOnComplete, { workId: work._id });
-    return;
-  }
-  const ok = await callOnComplete(
-    ctx,
-    work.onComplete.fnHandle,
-    {
-      workId: work._id,
-      context: work.onComplete.context,
-      result,
-    },
-    pass.log,
-  );
-  if (!ok) pass.state.stats.onCompleteFailures++;
+  if (needsDelivery(delivery)) pass.deliveries.push(delivery);
 }
-
-/**
- * Runs the app's onComplete mutation in a sub-transaction: if it throws, its writes are rolled back,
- * the failure is logged, and the caller carries on (a failing handler must not wedge the pool).
- */
-async function callOnComplete(
-  ctx: MutationCtx,
-  fnHandle: string,
-  args: { workId: Id<"work">; context: unknown; result: RunResult },
-  log: Pass["log"],
-): Promise<boolean> {
-  try {
-    await ctx.runMutation(fnHandle as FunctionHandle<"mutation">, args);
-    return true;
-  } catch (error) {
-    log.error("onCompleteFailed", { workId: args.workId, error: errorMessage(error) });
-    return false;
-  }
-}
-
-/** Delivers onComplete for a job whose context or return value lives in `payloads`. */
-export const deliverLargeOnComplete = internalMutation({
-  args: { workId: v.id("work") },
-  returns: v.null(),
-  handler: async (ctx, { workId }) => {
-    const work = await ctx.db.get("work", workId);
-    if (!work || !work.onComplete || work.state.kind !== "finished") return null;
-    const context = work.payloadId
-      ? (await ctx.db.get("payloads", work.payloadId))?.context
-      : work.onComplete.context;
-    let result = work.state.result;
-    if (work.resultPayloadId && result.kind === "success") {
-      result = {
-        kind: "success",
-        returnValue: (await ctx.db.get("payloads", work.resultPayloadId))?.returnValue,
-      };
-    }
-    const log = createLogger((await readConfig(ctx.db)).logLevel);
-    await callOnComplete(ctx, work.onComplete.fnHandle, { workId, context, result }, log);
-    return null;
-  },
-});

@@ -101,6 +101,7 @@ export async function insertJob(
     onComplete: item.onComplete && {
       fnHandle: item.onComplete.fnHandle,
       context: large ? undefined : item.onComplete.context,
+      excludeKinds: item.onComplete.excludeKinds,
     },
     statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
     state: { kind: "pending" },

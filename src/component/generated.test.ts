@@ -43,6 +43,7 @@ describe("_generated/component.ts", () => {
       "lib.cancelAll",
       "lib.enqueue",
       "lib.enqueueBatch",
+      "lib.info",
       "lib.status",
       "lib.statusBatch",
     ]);

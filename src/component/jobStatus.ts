@@ -1,16 +1,11 @@
 /**
- * Deriving the public status of a job from its `work` row — the one place that does it. Read-only.
+ * Deriving what callers see of a job from its `work` row — the one place that does it: the public
+ * `status` (exactly the peer's shape) and `info` (everything retained). Read-only.
  */
 import type { Doc, Id } from "./_generated/dataModel.js";
 import type { DatabaseReader } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import { assertNever, type RunResult } from "./model.js";
-
-/** What status returns: the public Status, plus the result while a finished job is retained. */
-export type StatusWithResult =
-  | { state: "pending"; previousAttempts: number }
-  | { state: "running"; previousAttempts: number }
-  | { state: "finished"; result?: RunResult };
+import { assertNever, type RunResult, type Status, type WorkInfo } from "./model.js";
 
 /** Parses a WorkId given by a caller; a malformed one is an invalid argument. */
 export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id<"work"> {
@@ -19,11 +14,8 @@ export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id
   return parsed;
 }
 
-export async function deriveStatus(
-  db: DatabaseReader,
-  work: Doc<"work"> | null,
-): Promise<StatusWithResult> {
-  // An unknown id is a job that finished and was swept (or never existed in this pool).
+/** The public status. An unknown id is a job that finished and was swept (or never existed). */
+export function deriveStatus(work: Doc<"work"> | null): Status {
   if (work === null) return { state: "finished" };
   const state = work.state;
   switch (state.kind) {
@@ -31,16 +23,50 @@ export async function deriveStatus(
       return { state: "pending", previousAttempts: work.attempts };
     case "running":
       return { state: "running", previousAttempts: work.attempts };
-    case "finished": {
-      if (work.resultPayloadId !== undefined && state.result.kind === "success") {
-        const payload = await db.get("payloads", work.resultPayloadId);
-        return {
-          state: "finished",
-          result: { kind: "success", returnValue: payload?.returnValue },
-        };
-      }
-      return { state: "finished", result: state.result };
-    }
+    case "finished":
+      return { state: "finished" };
+    default:
+      return assertNever(state, "job state");
+  }
+}
+
+/** The result of a finished job, with a large return value read back from its payload. */
+async function finishedResult(db: DatabaseReader, work: Doc<"work">, result: RunResult) {
+  if (work.resultPayloadId !== undefined && result.kind === "success") {
+    const payload = await db.get("payloads", work.resultPayloadId);
+    return { kind: "success" as const, returnValue: payload?.returnValue ?? null };
+  }
+  return result;
+}
+
+/** Everything retained about a job; null once it was swept (or never existed). */
+export async function deriveInfo(
+  db: DatabaseReader,
+  work: Doc<"work"> | null,
+): Promise<WorkInfo | null> {
+  if (work === null) return null;
+  const base = {
+    id: work._id as string,
+    name: work.fnName,
+    fnType: work.fnType,
+    priority: "normal" as const,
+    previousAttempts: work.attempts,
+    enqueuedAt: work._creationTime,
+  };
+  const state = work.state;
+  switch (state.kind) {
+    case "pending":
+      return { ...base, state: "pending" };
+    case "running":
+      return { ...base, state: "running", startedAt: state.startedAt };
+    case "finished":
+      return {
+        ...base,
+        state: "finished",
+        startedAt: state.startedAt,
+        finishedAt: state.finishedAt,
+        result: await finishedResult(db, work, state.result),
+      };
     default:
       return assertNever(state, "job state");
   }

@@ -1,5 +1,6 @@
 /**
- * The public API the client calls: enqueue, enqueueBatch, cancel, cancelAll, status, statusBatch.
+ * The public API the client calls: enqueue, enqueueBatch, cancel, cancelAll, status, statusBatch,
+ * info.
  * Each checks its input before writing anything, appends to the pending tables, and wakes the loop.
  * Never moves a job between states (the loop does).
  */
@@ -10,9 +11,16 @@ import { internalMutation, mutation, query, type MutationCtx } from "./_generate
 import { applyConfig, validateConfigUpdate } from "./config.js";
 import { insertJob, MAX_ENQUEUE_BATCH, validateEnqueueItem, vEnqueueItem } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
-import { deriveStatus, parseWorkId } from "./jobStatus.js";
+import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
 import { claimSegment } from "./kick.js";
-import { vConfigUpdate, vResult } from "./model.js";
+import {
+  vConfigUpdate,
+  vLogLevel,
+  vStatus,
+  vWorkInfo,
+  type ConfigUpdate,
+  type LogLevel,
+} from "./model.js";
 import { dueSegment } from "./segments.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -20,12 +28,6 @@ import { dueSegment } from "./segments.js";
 export const DEFAULT_CANCEL_ALL_BATCH = 500;
 /** The most ids one statusBatch call looks up (one read each). */
 export const MAX_STATUS_BATCH = 1000;
-
-const vStatusWithResult = v.union(
-  v.object({ state: v.literal("pending"), previousAttempts: v.number() }),
-  v.object({ state: v.literal("running"), previousAttempts: v.number() }),
-  v.object({ state: v.literal("finished"), result: v.optional(vResult) }),
-);
 
 export const enqueue = mutation({
   args: { ...vEnqueueItem.fields, config: vConfigUpdate },
@@ -62,17 +64,26 @@ export const enqueueBatch = mutation({
   },
 });
 
+/** Applies the config a cancel call carries (ours as `config`, the peer's as `logLevel`), waking
+ * the loop when maxParallelism changed: raising it may let waiting work start. */
+async function applyCancelConfig(
+  ctx: MutationCtx,
+  config: ConfigUpdate | undefined,
+  logLevel: LogLevel | undefined,
+): Promise<void> {
+  const update = { ...config, ...(logLevel !== undefined ? { logLevel } : {}) };
+  validateConfigUpdate(update, "config.");
+  if (await applyConfig(ctx, update)) await claimSegment(ctx);
+}
+
 /** Asks the loop to cancel a job. Pending work never starts; running work is not interrupted and is
  * not retried. An unknown (e.g. already swept) id is ignored. */
 export const cancel = mutation({
-  args: { id: v.string(), config: v.optional(vConfigUpdate) },
+  args: { id: v.string(), config: v.optional(vConfigUpdate), logLevel: v.optional(vLogLevel) },
   returns: v.null(),
-  handler: async (ctx, { id, config }) => {
+  handler: async (ctx, { id, config, logLevel }) => {
     const workId = parseWorkId(ctx.db, id);
-    if (config) {
-      validateConfigUpdate(config, "config.");
-      await applyConfig(ctx, config);
-    }
+    await applyCancelConfig(ctx, config, logLevel);
     const work = await ctx.db.get("work", workId);
     if (work === null || work.state.kind === "finished") return null;
     await requestCancel(ctx, workId);
@@ -88,15 +99,18 @@ async function requestCancel(ctx: MutationCtx, workId: Id<"work">) {
 /**
  * Cancels every job not yet finished, in transactions of `limit` jobs: this one marks the first
  * batch and schedules the next, so any number of jobs is canceled without an unbounded transaction.
+ * It pages `work` in creation order, which no state change moves a job in: a job that goes from
+ * running back to pending (a retry) between two pages is still met exactly once.
  */
 export const cancelAll = mutation({
   args: {
     limit: v.optional(v.number()),
     before: v.optional(v.number()),
     config: v.optional(vConfigUpdate),
+    logLevel: v.optional(vLogLevel),
   },
   returns: v.null(),
-  handler: async (ctx, { limit, before, config }) => {
+  handler: async (ctx, { limit, before, config, logLevel }) => {
     const batch = limit ?? DEFAULT_CANCEL_ALL_BATCH;
     if (!Number.isInteger(batch) || batch < 1) {
       invalidArgument("limit", "must be a whole number ≥ 1", batch);
@@ -104,10 +118,7 @@ export const cancelAll = mutation({
     if (before !== undefined && !Number.isFinite(before)) {
       invalidArgument("before", "must be a finite number", before);
     }
-    if (config) {
-      validateConfigUpdate(config, "config.");
-      await applyConfig(ctx, config);
-    }
+    await applyCancelConfig(ctx, config, logLevel);
     // Without `before`, cancel every job that exists now: up to the newest one, inclusive (jobs
     // enqueued after this call are not canceled).
     const newest = await ctx.db.query("work").order("desc").first();
@@ -116,35 +127,30 @@ export const cancelAll = mutation({
       limit: batch,
       before,
       upTo: before === undefined ? newest._creationTime : undefined,
-      phase: "pending",
     });
     return null;
   },
 });
 
-const vCancelAllPhase = v.union(v.literal("pending"), v.literal("running"));
+type CancelAllPage = {
+  limit: number;
+  /** Cancel only jobs created before this time (exclusive)... */
+  before?: number;
+  /** ...or up to this creation time (inclusive). */
+  upTo?: number;
+  cursor?: string;
+};
 
-async function cancelAllPage(
-  ctx: MutationCtx,
-  args: {
-    limit: number;
-    /** Cancel only jobs created before this time (exclusive)... */
-    before?: number;
-    /** ...or up to this creation time (inclusive). */
-    upTo?: number;
-    phase: "pending" | "running";
-    cursor?: string;
-  },
-) {
+async function cancelAllPage(ctx: MutationCtx, args: CancelAllPage) {
   const page = await ctx.db
     .query("work")
-    .withIndex("by_state", (q) => q.eq("state.kind", args.phase))
+    .withIndex("by_creation_time", (q) =>
+      args.before !== undefined
+        ? q.lt("_creationTime", args.before)
+        : q.lte("_creationTime", args.upTo ?? Number.POSITIVE_INFINITY),
+    )
     .paginate({ numItems: args.limit, cursor: args.cursor ?? null });
-  const targets = page.page.filter(
-    (work) =>
-      (args.before === undefined || work._creationTime < args.before) &&
-      (args.upTo === undefined || work._creationTime <= args.upTo),
-  );
+  const targets = page.page.filter((work) => work.state.kind !== "finished");
   const segment = targets.length > 0 ? await claimSegment(ctx) : 0;
   for (const work of targets) {
     await ctx.db.insert("pendingCancelation", { workId: work._id, segment });
@@ -153,13 +159,6 @@ async function cancelAllPage(
     await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
       ...args,
       cursor: page.continueCursor,
-    });
-  } else if (args.phase === "pending") {
-    await ctx.scheduler.runAfter(0, internal.lib.cancelAllContinue, {
-      limit: args.limit,
-      before: args.before,
-      upTo: args.upTo,
-      phase: "running",
     });
   }
 }
@@ -170,7 +169,6 @@ export const cancelAllContinue = internalMutation({
     limit: v.number(),
     before: v.optional(v.number()),
     upTo: v.optional(v.number()),
-    phase: vCancelAllPhase,
     cursor: v.optional(v.string()),
   },
   returns: v.null(),
@@ -182,23 +180,33 @@ export const cancelAllContinue = internalMutation({
 
 export const status = query({
   args: { id: v.string() },
-  returns: vStatusWithResult,
+  returns: vStatus,
   handler: async (ctx, { id }) => {
     const workId = parseWorkId(ctx.db, id);
-    return await deriveStatus(ctx.db, await ctx.db.get("work", workId));
+    return deriveStatus(await ctx.db.get("work", workId));
   },
 });
 
 export const statusBatch = query({
   args: { ids: v.array(v.string()) },
-  returns: v.array(vStatusWithResult),
+  returns: v.array(vStatus),
   handler: async (ctx, { ids }) => {
     if (ids.length > MAX_STATUS_BATCH) {
       invalidArgument("ids", `at most ${MAX_STATUS_BATCH} ids per call`, ids.length);
     }
     const workIds = ids.map((id, i) => parseWorkId(ctx.db, id, `ids[${i}]`));
     return await Promise.all(
-      workIds.map(async (workId) => await deriveStatus(ctx.db, await ctx.db.get("work", workId))),
+      workIds.map(async (workId) => deriveStatus(await ctx.db.get("work", workId))),
     );
+  },
+});
+
+/** Everything retained about a job (its result too), or null once it was swept. */
+export const info = query({
+  args: { id: v.string() },
+  returns: v.union(vWorkInfo, v.null()),
+  handler: async (ctx, { id }) => {
+    const workId = parseWorkId(ctx.db, id);
+    return await deriveInfo(ctx.db, await ctx.db.get("work", workId));
   },
 });

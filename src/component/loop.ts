@@ -3,14 +3,17 @@
  * drains due completions, cancelations, runs recovery when due, starts work up to maxParallelism,
  * schedules the sweeper, then schedules itself for the next segment with work — or goes idle.
  * A `main` whose generation is not the current one is stale and returns at once. Never runs user code
- * other than onComplete handlers (in sub-transactions) and never reads payload rows.
+ * (onComplete handlers run in delivery transactions of their own, deliver.ts) and never reads
+ * payload rows.
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
+import type { Doc } from "./_generated/dataModel.js";
 import { internalMutation } from "./_generated/server.js";
 import { processCancelations } from "./cancel.js";
 import { processCompletions } from "./complete.js";
 import { readConfig } from "./config.js";
+import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
 import { createLogger } from "./logging.js";
 import type { LoopState, Pass } from "./pass.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
@@ -35,6 +38,13 @@ function initialState(now: number): LoopState {
   };
 }
 
+function withoutSystemFields(row: Doc<"loopState">): LoopState {
+  const state: Partial<Doc<"loopState">> = { ...row };
+  delete state._id;
+  delete state._creationTime;
+  return state as LoopState;
+}
+
 export const main = internalMutation({
   args: { generation: v.number() },
   returns: v.null(),
@@ -48,16 +58,8 @@ export const main = internalMutation({
       log.debug("staleMain", { generation, expected });
       return null;
     }
-    const state: LoopState = row
-      ? {
-          generation: row.generation,
-          running: row.running,
-          lastRecoveryAt: row.lastRecoveryAt,
-          nextSweepAt: row.nextSweepAt,
-          stats: row.stats,
-        }
-      : initialState(now);
-    const pass: Pass = { ctx, now, segment: segmentOf(now), config, log, state };
+    const state: LoopState = row ? withoutSystemFields(row) : initialState(now);
+    const pass: Pass = { ctx, now, segment: segmentOf(now), config, log, state, deliveries: [] };
 
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
@@ -65,6 +67,8 @@ export const main = internalMutation({
     const moreStarts = await startWork(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);
+    await checkDeliveries(pass);
+    await scheduleDeliveries(pass, pass.deliveries);
 
     const wake: Wake =
       moreCompletions || moreCancelations || moreStarts
@@ -122,6 +126,9 @@ async function nextWake(pass: Pass, expiry: number | undefined): Promise<Wake> {
   }
   const recoveryAt = nextRecoveryAt(pass);
   if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));
+  if (pass.state.deliveryCheckAt !== undefined) {
+    candidates.push(segmentForRunAt(pass.state.deliveryCheckAt, pass.now));
+  }
   if (expiry !== undefined) {
     candidates.push(segmentForRunAt(Math.max(expiry, pass.state.nextSweepAt), pass.now));
   }

@@ -33,6 +33,14 @@ export const DEFAULT_RETRY_BEHAVIOR: RetryBehavior = {
   base: 2,
 };
 
+/** The kinds of final outcome. */
+export const vResultKind = v.union(
+  v.literal("success"),
+  v.literal("failed"),
+  v.literal("canceled"),
+);
+export type ResultKind = Infer<typeof vResultKind>;
+
 /** The outcome of a job, as onComplete receives it. */
 export const vResult = v.union(
   v.object({ kind: v.literal("success"), returnValue: v.any() }),
@@ -84,7 +92,13 @@ export const vJobState = v.union(
     scheduledId: v.id("_scheduled_functions"),
     startedAt: v.number(),
   }),
-  v.object({ kind: v.literal("finished"), result: vResult, finishedAt: v.number() }),
+  v.object({
+    kind: v.literal("finished"),
+    result: vResult,
+    finishedAt: v.number(),
+    /** When the last attempt started; undefined when the job never started (canceled pending). */
+    startedAt: v.optional(v.number()),
+  }),
 );
 export type JobState = Infer<typeof vJobState>;
 
@@ -96,10 +110,37 @@ export const vStatus = v.union(
 );
 export type Status = Infer<typeof vStatus>;
 
+/** Scheduling priority of a job (every job is "normal" until priorities land). */
+export const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
+export type Priority = Infer<typeof vPriority>;
+
+/** What `info` reports: everything the pool knows about a retained job. */
+export const vWorkInfo = v.object({
+  id: v.string(),
+  /** The name given at enqueue, or the function's path. */
+  name: v.string(),
+  fnType: vFnType,
+  key: v.optional(v.string()),
+  priority: vPriority,
+  state: v.union(v.literal("pending"), v.literal("running"), v.literal("finished")),
+  /** Attempts made before the current one (pending/running); attempts made in all (finished). */
+  previousAttempts: v.number(),
+  /** When the job was enqueued (ms since epoch). */
+  enqueuedAt: v.number(),
+  /** When the current (running) or last (finished) attempt started. */
+  startedAt: v.optional(v.number()),
+  finishedAt: v.optional(v.number()),
+  /** The result onComplete got, while the job's status is retained. */
+  result: v.optional(vResult),
+});
+export type WorkInfo = Infer<typeof vWorkInfo>;
+
 /** The onComplete callback of a job: a function handle to a mutation, plus the caller's context. */
 export const vOnCompleteSpec = v.object({
   fnHandle: v.string(),
   context: v.optional(v.any()),
+  /** Outcomes for which onComplete is not called (the peer's `onCompleteExcludeKinds`). */
+  excludeKinds: v.optional(v.array(vResultKind)),
 });
 export type OnCompleteSpec = Infer<typeof vOnCompleteSpec>;
 

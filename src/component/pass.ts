@@ -5,6 +5,7 @@
 import type { Doc } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import type { Config } from "./config.js";
+import type { DeliveryItem } from "./deliver.js";
 import type { Logger } from "./logging.js";
 
 export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
@@ -19,4 +20,6 @@ export type Pass = {
   log: Logger;
   /** The loop's bookkeeping; stages change it in place and `main` writes it back once. */
   state: LoopState;
+  /** onComplete callbacks of the jobs this pass finished, delivered after it (deliver.ts). */
+  deliveries: DeliveryItem[];
 };

@@ -1,53 +1,115 @@
 /**
  * Loop stage: recovery of jobs whose runner died. A job marked running whose scheduled worker has
- * failed, been canceled or vanished (per the `_scheduled_functions` system table) never reports, so
- * recovery counts its attempt as failed and lets the retry rules decide. Never touches a job whose
- * worker is still pending, running or has succeeded (its report is on its way).
+ * failed, been canceled or vanished (per the `_scheduled_functions` system table), and whose result
+ * is not waiting in `pendingCompletion`, never reports: recovery counts its attempt as failed and
+ * lets the retry rules decide. A worker that succeeded but whose report never arrived (its
+ * scheduled report mutation failed for good) ends the job as failed without a rerun: the action
+ * ran, so running it again could do its work twice. Never touches a job whose worker is still
+ * pending or running. Walks all running jobs with a cursor, a page per pass, so a dead runner is
+ * found whatever the number of live ones in front of it.
  */
-import { settleAttempt } from "./complete.js";
+import type { Doc } from "./_generated/dataModel.js";
+import { finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
 
-/** How often recovery looks at the running jobs. A dead runner is found within this plus
- * RECOVERY_THRESHOLD_MS; 30 s keeps the check cheap (one system read per running job). */
+/** How often a recovery cycle starts. A dead runner is found within this plus
+ * RECOVERY_THRESHOLD_MS (plus a page per 100 running jobs); 30 s keeps the checks cheap. */
 export const RECOVERY_INTERVAL_MS = 30_000;
 /** Jobs started less than this long ago are not checked yet: their worker has barely begun. */
 export const RECOVERY_THRESHOLD_MS = 5_000;
-/** Running jobs checked per recovery pass, oldest first (two reads each). */
+/** Running jobs checked per pass while a cycle is under way (a system read and an index read each). */
 export const RECOVERY_BATCH = 100;
+/** How long after its worker succeeded a job may wait for the worker's report before the report
+ * is taken as lost. Scheduled mutations normally run within milliseconds; a minute covers a
+ * backed-up scheduler, and only a report that failed for good ever reaches it. */
+export const REPORT_LOST_AFTER_MS = 60_000;
 
 export function recoveryDue(pass: Pass): boolean {
-  return pass.state.running > 0 && pass.now - pass.state.lastRecoveryAt >= RECOVERY_INTERVAL_MS;
+  if (pass.state.running === 0) return false;
+  return (
+    pass.state.recoveryCursor !== undefined ||
+    pass.now - pass.state.lastRecoveryAt >= RECOVERY_INTERVAL_MS
+  );
 }
 
 /** The time the loop should wake for recovery, if any job runs. */
 export function nextRecoveryAt(pass: Pass): number | undefined {
   if (pass.state.running === 0) return undefined;
+  if (pass.state.recoveryCursor !== undefined) return pass.now;
   return pass.state.lastRecoveryAt + RECOVERY_INTERVAL_MS;
 }
 
-export async function recover(pass: Pass): Promise<void> {
+/** What recovery concludes about one running job. */
+type Verdict = { kind: "alive" } | { kind: "dead"; why: string } | { kind: "reportLost" };
+
+async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
   const { ctx } = pass;
-  pass.state.lastRecoveryAt = pass.now;
-  const candidates = await ctx.db
+  if (work.state.kind !== "running") return { kind: "alive" };
+  if (work.state.startedAt > pass.now - RECOVERY_THRESHOLD_MS) return { kind: "alive" };
+  const job = await ctx.db.system.get(work.state.scheduledId);
+  if (job !== null && (job.state.kind === "pending" || job.state.kind === "inProgress")) {
+    return { kind: "alive" };
+  }
+  const attempt = work.attempts + 1;
+  const reported = await ctx.db
+    .query("pendingCompletion")
+    .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", attempt))
+    .first();
+  // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
+  if (reported !== null) return { kind: "alive" };
+  if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
+  switch (job.state.kind) {
+    case "failed":
+      return { kind: "dead", why: `it failed: ${job.state.error}` };
+    case "canceled":
+      return { kind: "dead", why: "it was canceled" };
+    case "success": {
+      const finishedAt = job.completedTime ?? job.scheduledTime;
+      return pass.now - finishedAt >= REPORT_LOST_AFTER_MS
+        ? { kind: "reportLost" }
+        : { kind: "alive" };
+    }
+    default:
+      return { kind: "alive" }; // pending and inProgress were handled above
+  }
+}
+
+export async function recover(pass: Pass): Promise<void> {
+  const { ctx, state } = pass;
+  const page = await ctx.db
     .query("work")
-    .withIndex("by_state", (q) =>
-      q.eq("state.kind", "running").lt("state.startedAt", pass.now - RECOVERY_THRESHOLD_MS),
-    )
-    .take(RECOVERY_BATCH);
-  for (const work of candidates) {
-    if (work.state.kind !== "running") continue;
-    const job = await ctx.db.system.get(work.state.scheduledId);
-    const dead = job === null || job.state.kind === "failed" || job.state.kind === "canceled";
-    if (!dead) continue;
-    const why =
-      job === null
-        ? "its scheduled function vanished"
-        : job.state.kind === "failed"
-          ? `it failed: ${job.state.error}`
-          : "it was canceled";
-    pass.state.running--;
-    pass.state.stats.recovered++;
-    pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why });
-    await settleAttempt(pass, work, { kind: "failed", error: `workpool: runner died (${why})` });
+    .withIndex("by_state", (q) => q.eq("state.kind", "running"))
+    .paginate({ numItems: RECOVERY_BATCH, cursor: state.recoveryCursor ?? null });
+  if (page.isDone) {
+    state.recoveryCursor = undefined;
+    state.lastRecoveryAt = pass.now;
+  } else {
+    state.recoveryCursor = page.continueCursor;
+  }
+  for (const work of page.page) {
+    const verdict = await judge(pass, work);
+    switch (verdict.kind) {
+      case "alive":
+        break;
+      case "dead":
+        state.running--;
+        state.stats.recovered++;
+        pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
+        await settleAttempt(pass, work, {
+          kind: "failed",
+          error: `workpool: runner died (${verdict.why})`,
+        });
+        break;
+      case "reportLost": {
+        state.running--;
+        state.stats.recovered++;
+        const error = `workpool: attempt ${work.attempts + 1} finished but its result never reached the pool; not rerun, since it ran`;
+        pass.log.error("reportLost", { workId: work._id, fnName: work.fnName });
+        await finishJob(pass, { ...work, attempts: work.attempts + 1 }, { kind: "failed", error });
+        break;
+      }
+      default:
+        verdict satisfies never;
+    }
   }
 }

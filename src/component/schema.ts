@@ -5,6 +5,7 @@
  */
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
+import { vDeliveryItem } from "./deliver.js";
 import {
   vAttemptResult,
   vFnType,
@@ -36,7 +37,8 @@ export default defineSchema({
     attempts: v.number(),
     /** Undefined means "never retry" (mutations, queries, and actions enqueued without retry). */
     retryBehavior: v.optional(vRetryBehavior),
-    /** The callback; its context is undefined here when it lives in `payloads`. */
+    /** The callback; its context is undefined here when it lives in `payloads`. Dropped when the
+     * job finishes: the `deliveries` row carries it from then on. */
     onComplete: v.optional(vOnCompleteSpec),
     /** True once a cancel was processed while the job ran: it will not be retried. */
     canceled: v.optional(v.boolean()),
@@ -53,9 +55,10 @@ export default defineSchema({
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.
-   * Written by: enqueue (args, context), workers (a large return value). Read by: workers (args), the
-   * onComplete delivery of large jobs, `result`. Deleted: args when the job finishes; the rest with
-   * its work row by the sweeper.
+   * Written by: enqueue (args + context, one row), workers (a large return value). Read by: workers
+   * (args), delivery (context, return value), status/info (return value). Deleted: the args +
+   * context row by delivery once the job finished (deliver.ts); a return value with its work row by
+   * the sweeper.
    */
   payloads: defineTable({
     fnArgs: v.optional(v.any()),
@@ -92,7 +95,9 @@ export default defineSchema({
     /** Set when the return value was too large to keep inline: it lives in this payload row. */
     returnValuePayloadId: v.optional(v.id("payloads")),
     segment: v.number(),
-  }).index("by_segment", ["segment"]),
+  })
+    .index("by_segment", ["segment"])
+    .index("by_workId", ["workId", "attempt"]),
 
   /**
    * Cancel requests waiting for the loop. Written by: cancel and cancelAll, into the next segment.
@@ -102,6 +107,34 @@ export default defineSchema({
     workId: v.id("work"),
     segment: v.number(),
   }).index("by_segment", ["segment"]),
+
+  /**
+   * onComplete callbacks waiting to be delivered, a batch per row (see deliver.ts).
+   * Written by: the loop (the callbacks of the jobs a pass finished), `deliver` (a continuation, or
+   * one row per callback that needs a transaction to itself), the loop's delivery check (the same
+   * split, for a delivery that died). Read by: `deliver` (by token), the loop's delivery check
+   * (rows older than DELIVERY_CHECK_MS, from a cursor). Deleted by: `deliver`, in the transaction
+   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row.
+   */
+  deliveries: defineTable({
+    /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
+    token: v.string(),
+    items: v.array(vDeliveryItem),
+    /** True when its one callback has a whole transaction to itself. */
+    solo: v.boolean(),
+    /** The deliverer scheduled for this row. */
+    scheduledId: v.id("_scheduled_functions"),
+  }).index("by_token", ["token"]),
+
+  /**
+   * onComplete callbacks that could not be delivered: one row (the singleton), a running count and
+   * the last failure. Written by: `deliver` when a handler throws, the loop's delivery check when a
+   * callback's own transaction failed. Read by: the report. Never deleted.
+   */
+  deliveryStats: defineTable({
+    failures: v.number(),
+    lastFailure: v.optional(v.object({ workId: v.id("work"), error: v.string(), at: v.number() })),
+  }),
 
   /**
    * The pool's settings; one row (the singleton), created on first use.
@@ -150,10 +183,17 @@ export default defineSchema({
     generation: v.number(),
     /** Jobs in state "running" (started, completion not yet processed). */
     running: v.number(),
-    /** When recovery last ran (ms since epoch). */
+    /** When the last recovery cycle ended (ms since epoch). */
     lastRecoveryAt: v.number(),
+    /** Where the recovery cycle under way goes on (a page cursor over running jobs); undefined
+     * between cycles. */
+    recoveryCursor: v.optional(v.string()),
     /** The loop schedules no sweep before this time (ms since epoch). */
     nextSweepAt: v.number(),
+    /** When the loop next looks for deliveries that died; undefined when none are outstanding. */
+    deliveryCheckAt: v.optional(v.number()),
+    /** Delivery rows created before this time are gone: the check starts here (past tombstones). */
+    deliveryCursor: v.optional(v.number()),
     /** Counters since the last report; see stats.ts. */
     stats: v.object({
       since: v.number(),
@@ -164,7 +204,6 @@ export default defineSchema({
       canceled: v.number(),
       recovered: v.number(),
       staleCompletions: v.number(),
-      onCompleteFailures: v.number(),
       startLagMsTotal: v.number(),
       startLagMsMax: v.number(),
     }),

@@ -21,7 +21,6 @@ export function emptyStats(now: number): Stats {
     canceled: 0,
     recovered: 0,
     staleCompletions: 0,
-    onCompleteFailures: 0,
     startLagMsTotal: 0,
     startLagMsMax: 0,
   };
@@ -41,8 +40,7 @@ function hasActivity(stats: Stats): boolean {
       stats.retried +
       stats.canceled +
       stats.recovered +
-      stats.staleCompletions +
-      stats.onCompleteFailures >
+      stats.staleCompletions >
     0
   );
 }

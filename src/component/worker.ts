@@ -1,7 +1,8 @@
 /**
  * Workers: the functions the loop schedules to run one attempt of a job. They run user code and report
- * the attempt's outcome — actions through the `complete` mutation, mutations and queries in their own
- * transaction. They write only `pendingCompletion` (and a payload for a large return value); they never
+ * the attempt's outcome — actions through the `complete` mutation (called directly, or, if that
+ * fails, scheduled: Convex runs a scheduled mutation exactly once), mutations and queries in their
+ * own transaction. A return value too large to record becomes a failure that names its size. They write only `pendingCompletion` (and a payload for a large return value); they never
  * decide retries and never change a job's state.
  */
 import { v } from "convex/values";
@@ -11,12 +12,17 @@ import { internalAction, internalMutation, internalQuery } from "./_generated/se
 import { recordCompletion } from "./complete.js";
 import { errorMessage, isNonRetryableError } from "./errors.js";
 import type { AttemptResult } from "./model.js";
+import { valueSizeBytes } from "./payloads.js";
+import { MAX_PAYLOAD_BYTES } from "./validate.js";
 
-/** How many times an action worker tries to report its outcome before giving up (and failing, so
- * that recovery treats the attempt as failed): covers transient errors without hiding real ones. */
+/** How many times an action worker tries to hand its report to the scheduler (after the direct
+ * call failed) before it gives up and fails, leaving the attempt to recovery. */
 export const REPORT_ATTEMPTS = 3;
-/** The wait between report tries, doubled each time. */
+/** The wait between those tries, doubled each time. */
 export const REPORT_RETRY_MS = 100;
+/** The largest return value the pool keeps: a report carries it as a function argument, which
+ * Convex limits to about a megabyte (and a document to 1 MiB). */
+export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
 
 const vWorkerArgs = {
   workId: v.id("work"),
@@ -35,6 +41,20 @@ function failure(error: unknown): AttemptResult {
     : { kind: "failed", error: errorMessage(error) };
 }
 
+/** A success, unless its return value is too large to record: then a failure that names the size
+ * and is not retried (running the job again would return the same). */
+function success(returnValue: unknown): AttemptResult {
+  const size = valueSizeBytes(returnValue);
+  if (size > MAX_RETURN_VALUE_BYTES) {
+    return {
+      kind: "failed",
+      error: `workpool: the return value is ${size} bytes, over the limit of ${MAX_RETURN_VALUE_BYTES} bytes`,
+      nonRetryable: true,
+    };
+  }
+  return { kind: "success", returnValue: returnValue ?? null };
+}
+
 /** Reads large arguments for an action worker (actions have no database). */
 export const loadArgs = internalQuery({
   args: { payloadId: v.id("payloads") },
@@ -49,42 +69,33 @@ export const runAction = internalAction({
     let result: AttemptResult;
     try {
       const args = payloadId ? await ctx.runQuery(internal.worker.loadArgs, { payloadId }) : fnArgs;
-      const returnValue = await ctx.runAction(fnHandle as FunctionHandle<"action">, args ?? {});
-      result = { kind: "success", returnValue: returnValue ?? null };
+      result = success(await ctx.runAction(fnHandle as FunctionHandle<"action">, args ?? {}));
     } catch (error) {
       result = failure(error);
     }
-    await reportWithRetries(async (r) => {
-      await ctx.runMutation(internal.complete.complete, { workId, attempt, result: r });
-    }, result);
+    const report = { workId, attempt, result };
+    try {
+      await ctx.runMutation(internal.complete.complete, report);
+    } catch {
+      // The direct call failed (or its answer was lost): hand the report to the scheduler, which
+      // runs a mutation exactly once and retries it through transient errors. A report that did
+      // commit after all makes the second one stale, and the loop ignores it.
+      await scheduleReport(() => ctx.scheduler.runAfter(0, internal.complete.complete, report));
+    }
     return null;
   },
 });
 
-async function reportWithRetries(
-  report: (result: AttemptResult) => Promise<void>,
-  result: AttemptResult,
-): Promise<void> {
-  let lastError: unknown;
-  for (let i = 0; i < REPORT_ATTEMPTS; i++) {
+async function scheduleReport(schedule: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; ; i++) {
     try {
-      await report(result);
+      await schedule();
       return;
     } catch (error) {
-      lastError = error;
+      // Not even the scheduler takes it: fail, so that recovery settles the attempt.
+      if (i + 1 >= REPORT_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, REPORT_RETRY_MS * 2 ** i));
     }
-  }
-  // Reporting keeps failing (e.g. the return value cannot be stored): report the failure itself once,
-  // then give up loudly; recovery sees this worker failed and counts the attempt as failed.
-  try {
-    await report({
-      kind: "failed",
-      error: `workpool: could not record result: ${errorMessage(lastError)}`,
-    });
-    return;
-  } catch {
-    throw lastError;
   }
 }
 
@@ -99,7 +110,7 @@ export const runMutationOrQuery = internalMutation({
         fnType === "mutation"
           ? await ctx.runMutation(fnHandle as FunctionHandle<"mutation">, args ?? {})
           : await ctx.runQuery(fnHandle as FunctionHandle<"query">, args ?? {});
-      result = { kind: "success", returnValue: returnValue ?? null };
+      result = success(returnValue);
     } catch (error) {
       result = failure(error);
     }

@@ -18,6 +18,10 @@ const vBehavior = {
   /** Throw NonRetryableError instead of a plain error. */
   nonRetryable: v.optional(v.boolean()),
   value: v.optional(v.any()),
+  /** Return a string of this many bytes instead of `value`. */
+  returnBytes: v.optional(v.number()),
+  /** Ignored: makes the arguments as large as wanted. */
+  pad: v.optional(v.string()),
 };
 
 function maybeFail(key: string, attempt: number, failTimes?: number, nonRetryable?: boolean) {
@@ -29,11 +33,12 @@ function maybeFail(key: string, attempt: number, failTimes?: number, nonRetryabl
 
 export const action = actionGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, ms, failTimes, nonRetryable, value }) => {
+  handler: async (_ctx, { key, ms, failTimes, nonRetryable, value, returnBytes }) => {
     const attempt = probe.enter(key);
     try {
       if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
       maybeFail(key, attempt, failTimes, nonRetryable);
+      if (returnBytes !== undefined) return "r".repeat(returnBytes);
       return value ?? key;
     } finally {
       probe.exit();

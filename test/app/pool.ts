@@ -21,8 +21,11 @@ function jobRef(kind: "action" | "mutation" | "query") {
   return anyApi.jobs[kind];
 }
 
+/** "onComplete" names `jobs.onComplete`; "heavy.onComplete" names a function of another module. */
 function onCompleteRef(name: string | undefined) {
-  return name === undefined ? undefined : anyApi.jobs[name];
+  if (name === undefined) return undefined;
+  const [module, fn] = name.includes(".") ? name.split(".") : ["jobs", name];
+  return anyApi[module][fn];
 }
 
 /** Enqueues one job per element of `argsList` (singly, or as a batch when `batch`). */
@@ -77,6 +80,12 @@ export const status = queryGeneric({
 export const statusBatch = queryGeneric({
   args: { ids: v.array(v.string()) },
   handler: async (ctx, { ids }) => await pool({}).statusBatch(ctx, ids as WorkId[]),
+});
+
+/** Everything retained about a job (`Workpool.info`), or null. */
+export const info = queryGeneric({
+  args: { id: v.string() },
+  handler: async (ctx, { id }) => await pool({}).info(ctx, id as WorkId),
 });
 
 export const updateConfig = mutationGeneric({

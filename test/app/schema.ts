@@ -1,4 +1,5 @@
-// The test app's tables: what jobs did (effects) and what onComplete received (completions).
+// The test app's tables: what jobs did (effects), what onComplete received (completions), and rows
+// for heavy onComplete handlers to read (filler).
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 
@@ -9,4 +10,5 @@ export default defineSchema({
     context: v.optional(v.any()),
     result: v.any(),
   }).index("by_workId", ["workId"]),
+  filler: defineTable({ n: v.number() }),
 });

@@ -45,6 +45,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maxParallelism?: number;
           };
           id: string;
+          logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
         },
         null,
         Name
@@ -59,6 +60,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maxParallelism?: number;
           };
           limit?: number;
+          logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
         },
         null,
         Name
@@ -75,7 +77,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           fnHandle: string;
           fnName: string;
           fnType: "action" | "mutation" | "query";
-          onComplete?: { context?: any; fnHandle: string };
+          onComplete?: {
+            context?: any;
+            excludeKinds?: Array<"success" | "failed" | "canceled">;
+            fnHandle: string;
+          };
           retryBehavior?: {
             base: number;
             initialBackoffMs: number;
@@ -101,7 +107,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             fnHandle: string;
             fnName: string;
             fnType: "action" | "mutation" | "query";
-            onComplete?: { context?: any; fnHandle: string };
+            onComplete?: {
+            context?: any;
+            excludeKinds?: Array<"success" | "failed" | "canceled">;
+            fnHandle: string;
+          };
             retryBehavior?: {
               base: number;
               initialBackoffMs: number;
@@ -115,19 +125,35 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         Array<string>,
         Name
       >;
+      info: FunctionReference<
+        "query",
+        "internal",
+        { id: string },
+        {
+          enqueuedAt: number;
+          finishedAt?: number;
+          fnType: "action" | "mutation" | "query";
+          id: string;
+          key?: string;
+          name: string;
+          previousAttempts: number;
+          priority: "high" | "normal" | "low";
+          result?:
+            | { kind: "success"; returnValue: any }
+            | { error: string; kind: "failed" }
+            | { kind: "canceled" };
+          startedAt?: number;
+          state: "pending" | "running" | "finished";
+        } | null,
+        Name
+      >;
       status: FunctionReference<
         "query",
         "internal",
         { id: string },
         | { previousAttempts: number; state: "pending" }
         | { previousAttempts: number; state: "running" }
-        | {
-            result?:
-              | { kind: "success"; returnValue: any }
-              | { error: string; kind: "failed" }
-              | { kind: "canceled" };
-            state: "finished";
-          },
+        | { state: "finished" },
         Name
       >;
       statusBatch: FunctionReference<
@@ -137,13 +163,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         Array<
           | { previousAttempts: number; state: "pending" }
           | { previousAttempts: number; state: "running" }
-          | {
-              result?:
-                | { kind: "success"; returnValue: any }
-                | { error: string; kind: "failed" }
-                | { kind: "canceled" };
-              state: "finished";
-            }
+          | { state: "finished" }
         >,
         Name
       >;
