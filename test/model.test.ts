@@ -9,7 +9,9 @@
  * report "canceled" or, if the cancel reached it during its last attempt, its real outcome). A "kill"
  * operation makes a running job's runner die (every write of its attempt's completion fails, so the
  * worker ends failed without reporting, and recovery must notice): the job must still be reported
- * exactly once, but its kind is then free.
+ * exactly once, but its kind is then free. Each job's onComplete is drawn too: the plain recorder, a
+ * heavy one (700 reads, or 400 writes) or one that throws (its record rolls back: no call is seen).
+ * A slow handler cannot be drawn: convex-test has no mutation time limit (docs/RELIABILITY.md).
  */
 import fc from "fast-check";
 import { anyApi } from "convex/server";
@@ -57,7 +59,19 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   retry: fc.boolean(),
   delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined }),
   withOnComplete: fc.boolean(),
+  handler: fc.constantFrom<Handler>("plain", "plain", "heavyReads", "heavyWrites", "throws"),
 });
+
+/** The onComplete handler a job gets: the plain recorder, or one of test/app/heavy.ts's. */
+type Handler = "plain" | "heavyReads" | "heavyWrites" | "throws";
+/** Filler rows a heavy-reading handler reads (seeded once per program). */
+const HEAVY_READS = 700;
+const HEAVY_CONTEXT: Record<Handler, object> = {
+  plain: {},
+  heavyReads: { reads: HEAVY_READS },
+  heavyWrites: { writes: 400 },
+  throws: { throws: true },
+};
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -124,6 +138,7 @@ async function runProgram(ops: Op[]) {
   // One program's spies must not wrap the previous program's (they would nest without end).
   vi.restoreAllMocks();
   const t = setup();
+  await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
   vi.spyOn(console, "warn").mockImplementation(() => {});
   vi.spyOn(console, "info").mockImplementation(() => {});
   // Killed runners end failed; convex-test logs each as an error. They are expected here.
@@ -163,7 +178,9 @@ async function runProgram(ops: Op[]) {
         {
           for (const spec of step.jobs) {
             const key = `k${n++}`;
-            const options: Record<string, unknown> = { context: { key } };
+            const options: Record<string, unknown> = {
+              context: { key, ...HEAVY_CONTEXT[spec.handler] },
+            };
             if (spec.kind === "action") options.retry = spec.retry ? RETRY : false;
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
             const [id] = await t.mutation(anyApi.pool.enqueue, {
@@ -179,7 +196,9 @@ async function runProgram(ops: Op[]) {
               batch: step.batch,
               poolOptions: poolOptions(),
               options,
-              ...(spec.withOnComplete ? { onComplete: "onComplete" } : {}),
+              ...(spec.withOnComplete
+                ? { onComplete: spec.handler === "plain" ? "onComplete" : "heavy.onComplete" }
+                : {}),
             });
             jobs.push({ ...spec, id, key, canceled: false, killed: false });
           }
@@ -254,8 +273,13 @@ async function runProgram(ops: Op[]) {
     const status = await t.query(anyApi.pool.status, { id: job.id });
     expect(status.state, `final status of ${job.key}`).toBe("finished");
     if (!job.withOnComplete) continue;
+    // A throwing handler's record is rolled back with the rest of its writes.
+    if (job.handler === "throws") {
+      expect(calls, `onComplete calls of ${job.key}`).toHaveLength(0);
+      continue;
+    }
     expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
-    expect(calls[0].context).toEqual({ key: job.key });
+    expect(calls[0].context).toEqual({ key: job.key, ...HEAVY_CONTEXT[job.handler] });
     const kind = calls[0].result.kind;
     if (job.killed) continue;
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];

@@ -4,7 +4,7 @@
  * Only the loop calls this.
  */
 import { finishJob } from "./complete.js";
-import type { Pass } from "./pass.js";
+import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 
 /** Cancel requests one pass processes; each costs about four reads and three writes. */
 export const CANCEL_BATCH = 100;
@@ -14,8 +14,12 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
   const rows = await ctx.db
     .query("pendingCancelation")
-    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "cancelation")).lte("segment", pass.segment),
+    )
     .take(CANCEL_BATCH);
+  const full = rows.length === CANCEL_BATCH;
+  advanceCursor(pass, "cancelation", full ? rows[rows.length - 1].segment : pass.segment);
   for (const row of rows) {
     await ctx.db.delete("pendingCancelation", row._id);
     const work = await ctx.db.get("work", row.workId);
@@ -39,5 +43,5 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
         work.state satisfies never;
     }
   }
-  return rows.length === CANCEL_BATCH;
+  return full;
 }

@@ -10,7 +10,7 @@ import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "./deliver.js";
 import { claimSegment } from "./kick.js";
 import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
-import type { Pass } from "./pass.js";
+import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { decideCompletion } from "./retry.js";
 import { segmentForRunAt } from "./segments.js";
@@ -54,8 +54,12 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
   const rows = await ctx.db
     .query("pendingCompletion")
-    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
+    )
     .take(COMPLETION_BATCH);
+  const full = rows.length === COMPLETION_BATCH;
+  advanceCursor(pass, "completion", full ? rows[rows.length - 1].segment : pass.segment);
   for (const row of rows) {
     await ctx.db.delete("pendingCompletion", row._id);
     const work = await ctx.db.get("work", row.workId);
@@ -73,7 +77,7 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
     pass.state.running--;
     await settleAttempt(pass, work, row.result, row.returnValuePayloadId);
   }
-  return rows.length === COMPLETION_BATCH;
+  return full;
 }
 
 /**
@@ -118,7 +122,7 @@ export async function settleAttempt(
 /**
  * Marks a job finished with `result` and hands its onComplete to delivery (deliver.ts), which calls
  * it exactly once in a transaction of its own. A large job (args, context or return value in
- * `payloads`) also gets its cleanup there, so its expiry starts only once that is done.
+ * `payloads`) also gets its cleanup there; the sweeper leaves it alone until then.
  */
 export function finishedDelivery(
   work: Doc<"work">,
@@ -134,7 +138,7 @@ export function finishedDelivery(
     result,
     payloadId: work.payloadId,
     resultPayloadId,
-    cleanup: large ? { statusTtlMs: work.statusTtlMs } : undefined,
+    cleanup: large ? true : undefined,
   };
 }
 
@@ -155,9 +159,9 @@ export async function finishJob(
       startedAt: work.state.kind === "running" ? work.state.startedAt : undefined,
     },
     resultPayloadId,
-    // A large job's expiry starts once delivery has cleaned up after it (deliver.ts).
-    expiresAt:
-      work.statusTtlMs === undefined || delivery.cleanup ? undefined : now + work.statusTtlMs,
+    expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
+    // A large job's payloads are read by its delivery: the sweeper leaves it until then.
+    deliveryPending: delivery.cleanup,
     // A finished job keeps only what status and info need: dropping what no later step reads keeps
     // the retained row (and this write) small. Delivery carries the callback.
     fnArgs: undefined,

@@ -54,8 +54,8 @@ export const vDeliveryItem = v.object({
   payloadId: v.optional(v.id("payloads")),
   /** A large return value, read for onComplete (kept for status until the sweep). */
   resultPayloadId: v.optional(v.id("payloads")),
-  /** Set for large jobs: the loop left their expiry unset, delivery starts it after cleanup. */
-  cleanup: v.optional(v.object({ statusTtlMs: v.optional(v.number()) })),
+  /** Set for large jobs: delivery drops their args and context, and ends `deliveryPending`. */
+  cleanup: v.optional(v.boolean()),
 });
 export type DeliveryItem = Infer<typeof vDeliveryItem>;
 
@@ -151,7 +151,7 @@ async function deliverItem(
       outcome = { outcome: "failed", error: message };
     }
   }
-  if (item.cleanup) await cleanUp(ctx, item, item.cleanup.statusTtlMs);
+  if (item.cleanup) await cleanUp(ctx, item);
   return outcome;
 }
 
@@ -163,15 +163,18 @@ async function fullResult(ctx: MutationCtx, item: DeliveryItem): Promise<RunResu
   return item.result;
 }
 
-/** A large job, once delivered: its args and context are dropped, and its status TTL starts. */
-async function cleanUp(ctx: MutationCtx, item: DeliveryItem, statusTtlMs: number | undefined) {
+/** A large job, once delivered: its args and context are dropped, and the sweeper may have it — or,
+ * if it expired meanwhile (a short statusTtl), it is deleted here, as the sweeper passed it by. */
+async function cleanUp(ctx: MutationCtx, item: DeliveryItem) {
   if (item.payloadId) await ctx.db.delete("payloads", item.payloadId);
   const work = await ctx.db.get("work", item.workId);
   if (work === null) return;
-  await ctx.db.patch("work", item.workId, {
-    payloadId: undefined,
-    expiresAt: statusTtlMs === undefined ? undefined : Date.now() + statusTtlMs,
-  });
+  if (work.expiresAt !== undefined && work.expiresAt <= Date.now()) {
+    if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
+    await ctx.db.delete("work", work._id);
+    return;
+  }
+  await ctx.db.patch("work", item.workId, { payloadId: undefined, deliveryPending: undefined });
 }
 
 /** Counts callbacks that could not be delivered (the `deliveryStats` singleton). */

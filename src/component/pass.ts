@@ -1,14 +1,29 @@
 /**
  * What one pass of the loop carries from stage to stage: the transaction, the pass's clock and segment,
- * the config it read, its logger, and the loop state it will write back at the end. Types only.
+ * the config it read, its logger, and the loop state it will write back at the end; and the
+ * pending tables' read cursors.
  */
 import type { Doc } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import type { Config } from "./config.js";
 import type { DeliveryItem } from "./deliver.js";
 import type { Logger } from "./logging.js";
+import { readFrom } from "./segments.js";
 
 export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
+export type Cursors = NonNullable<LoopState["cursors"]>;
+
+/** The segment a pass reads `table` from (its cursor, less the margin). */
+export function tableFrom(pass: Pass, table: keyof Cursors): number {
+  return readFrom(pass.state.cursors?.[table]);
+}
+
+/** Records that every row of `table` below `segment` is gone. */
+export function advanceCursor(pass: Pass, table: keyof Cursors, segment: number): void {
+  const cursors = pass.state.cursors ?? { start: 0, completion: 0, cancelation: 0 };
+  cursors[table] = Math.max(cursors[table], segment);
+  pass.state.cursors = cursors;
+}
 
 export type Pass = {
   ctx: MutationCtx;

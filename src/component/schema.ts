@@ -49,6 +49,9 @@ export default defineSchema({
     resultPayloadId: v.optional(v.id("payloads")),
     /** When the sweeper may delete this finished row; undefined while unfinished or kept forever. */
     expiresAt: v.optional(v.number()),
+    /** True while a finished large job awaits its delivery (which reads its payloads): the
+     * sweeper leaves it, and delivery deletes it itself if it expired meanwhile. */
+    deliveryPending: v.optional(v.boolean()),
   })
     .index("by_state", ["state.kind", "state.startedAt"])
     .index("by_expiresAt", ["expiresAt"]),
@@ -194,6 +197,14 @@ export default defineSchema({
     deliveryCheckAt: v.optional(v.number()),
     /** Delivery rows created before this time are gone: the check starts here (past tombstones). */
     deliveryCursor: v.optional(v.number()),
+    /** Per pending table, the lowest segment that may still hold rows: passes read from here (less
+     * a margin, see segments.ts), not from the tombstones of every row they ever deleted. */
+    cursors: v.optional(
+      v.object({ start: v.number(), completion: v.number(), cancelation: v.number() }),
+    ),
+    /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so
+     * the loop looks for the next expiry above it (past the sweeper's tombstones). */
+    expiryCursor: v.optional(v.number()),
     /** Counters since the last report; see stats.ts. */
     stats: v.object({
       since: v.number(),

@@ -32,3 +32,14 @@ export function segmentForRunAt(runAt: number, now: number): number {
 export function segmentStart(segment: number): number {
   return segment * SEGMENT_MS;
 }
+
+/** How far below its cursor the loop still reads a pending table: a writer whose clock is up to a
+ * second behind the loop's may still append there. The cursor exists so that a pass does not walk
+ * the tombstones of every row it ever deleted (they stay in the index until compaction); a second
+ * of them is a small, bounded cost. */
+export const CURSOR_MARGIN_SEGMENTS = 10;
+
+/** The lowest segment a pass reads of a table whose rows below `cursor` are all gone. */
+export function readFrom(cursor: number | undefined): number {
+  return Math.max(0, (cursor ?? 0) - CURSOR_MARGIN_SEGMENTS);
+}

@@ -5,7 +5,7 @@
  */
 import { internal } from "./_generated/api.js";
 import type { Doc } from "./_generated/dataModel.js";
-import type { Pass } from "./pass.js";
+import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { recordStart } from "./stats.js";
 
 /** Starts one pass makes at most: about four reads and two writes each, so 100 keeps a pass far
@@ -20,8 +20,12 @@ export async function startWork(pass: Pass): Promise<boolean> {
   const take = Math.min(capacity, START_BATCH);
   const rows = await ctx.db
     .query("pendingStart")
-    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "start")).lte("segment", pass.segment),
+    )
     .take(take);
+  // Rows below the last one taken are gone; when fewer than asked were due, all due rows are.
+  advanceCursor(pass, "start", rows.length === take ? rows[rows.length - 1].segment : pass.segment);
   for (const row of rows) {
     await ctx.db.delete("pendingStart", row._id);
     const work = await ctx.db.get("work", row.workId);

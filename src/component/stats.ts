@@ -2,7 +2,7 @@
  * Counting what the loop does and reporting it: counters live in `loopState.stats` (written only by
  * the loop), and a report is one structured JSON log line at REPORT level. Never changes job state.
  */
-import type { LoopState, Pass } from "./pass.js";
+import { tableFrom, type LoopState, type Pass } from "./pass.js";
 
 /** How often a busy pool logs its report: once a minute is enough to graph, cheap to store. */
 export const REPORT_INTERVAL_MS = 60_000;
@@ -53,7 +53,9 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
   if (!due && !(goingQuiet && hasActivity(stats))) return;
   const backlogRows = await pass.ctx.db
     .query("pendingStart")
-    .withIndex("by_segment", (q) => q.lte("segment", pass.segment))
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "start")).lte("segment", pass.segment),
+    )
     .take(BACKLOG_SCAN_LIMIT);
   const { startLagMsTotal, ...counters } = stats;
   pass.log.report("report", {

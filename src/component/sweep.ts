@@ -1,45 +1,69 @@
 /**
  * The sweeper: deletes finished jobs once their status TTL has passed, with their payloads, in
  * bounded batches. Runs in its own transaction (scheduled by the loop) so that the loop never reads
- * payload rows. Never touches an unfinished job.
+ * payload rows. Each sweep covers the expiries between the previous sweep's cutoff and its own, so
+ * neither it nor the loop walks the tombstones of rows swept before. Never touches an unfinished
+ * job, nor a large one still waiting for its delivery (delivery deletes that one itself if it
+ * expired meanwhile).
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
 import { internalMutation } from "./_generated/server.js";
 import type { Pass } from "./pass.js";
 
-/** Finished jobs deleted per sweep transaction: with their payloads (up to 1 MB each), 50 stays
- * inside the per-transaction read limits. */
+/** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
 export const SWEEP_BATCH = 50;
+/** A sweep stops once it read this many bytes (payloads may be a megabyte each) and goes on in a
+ * fresh transaction: a quarter of Convex's 16 MiB read limit. */
+export const SWEEP_BYTES_READ_BUDGET = 4 * 1024 * 1024;
 /** The loop schedules a sweep at most this often; expired rows wait at most this long past TTL. */
 export const SWEEP_INTERVAL_MS = 10_000;
 
 export const sweep = internalMutation({
-  args: {},
+  args: {
+    /** Expiries from this (inclusive; undefined: from the start)... */
+    from: v.optional(v.number()),
+    /** ...up to this (inclusive) are swept. */
+    upTo: v.number(),
+  },
   returns: v.null(),
-  handler: async (ctx) => {
-    const now = Date.now();
+  handler: async (ctx, { from, upTo }) => {
     const expired = await ctx.db
       .query("work")
-      .withIndex("by_expiresAt", (q) => q.gte("expiresAt", 0).lte("expiresAt", now))
+      .withIndex("by_expiresAt", (q) => q.gte("expiresAt", from ?? 0).lte("expiresAt", upTo))
       .take(SWEEP_BATCH);
+    let deleted = 0;
+    let next: number | undefined;
     for (const work of expired) {
+      const metrics = await ctx.meta.getTransactionMetrics();
+      if (metrics.bytesRead.used > SWEEP_BYTES_READ_BUDGET) {
+        next = work.expiresAt;
+        break;
+      }
+      if (work.deliveryPending) continue;
       if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
       if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
       await ctx.db.delete("work", work._id);
+      deleted++;
     }
-    if (expired.length === SWEEP_BATCH) {
-      await ctx.scheduler.runAfter(0, internal.sweep.sweep, {});
+    if (next === undefined && expired.length === SWEEP_BATCH) {
+      next = expired[expired.length - 1].expiresAt;
+    }
+    // Go on where this one stopped (rows sharing that expiry are met again: deleted ones are gone,
+    // skipped ones are delivery's). A batch that deleted nothing ends the chain: what is left is
+    // waiting for delivery, which deletes it itself.
+    if (next !== undefined && deleted > 0) {
+      await ctx.scheduler.runAfter(0, internal.sweep.sweep, { from: next, upTo });
     }
     return null;
   },
 });
 
-/** The earliest time a finished job expires, if any does. */
+/** The earliest expiry above the last sweep's cutoff, if any. */
 export async function firstExpiry(pass: Pass): Promise<number | undefined> {
   const first = await pass.ctx.db
     .query("work")
-    .withIndex("by_expiresAt", (q) => q.gte("expiresAt", 0))
+    .withIndex("by_expiresAt", (q) => q.gt("expiresAt", pass.state.expiryCursor ?? -1))
     .first();
   return first?.expiresAt;
 }
@@ -48,6 +72,10 @@ export async function firstExpiry(pass: Pass): Promise<number | undefined> {
 export async function maybeScheduleSweep(pass: Pass, earliestExpiry: number | undefined) {
   if (earliestExpiry === undefined || earliestExpiry > pass.now) return;
   if (pass.now < pass.state.nextSweepAt) return;
-  await pass.ctx.scheduler.runAfter(0, internal.sweep.sweep, {});
+  await pass.ctx.scheduler.runAfter(0, internal.sweep.sweep, {
+    from: pass.state.expiryCursor,
+    upTo: pass.now,
+  });
+  pass.state.expiryCursor = pass.now;
   pass.state.nextSweepAt = pass.now + SWEEP_INTERVAL_MS;
 }

@@ -4,6 +4,8 @@ import { internalMutationGeneric, mutationGeneric } from "convex/server";
 import { v } from "convex/values";
 
 const vHeavyContext = v.object({
+  /** The job's own key, echoed back (the model test checks it). */
+  key: v.optional(v.string()),
   /** Filler rows to read (the table must hold at least this many; see `seedFiller`). */
   reads: v.optional(v.number()),
   /** Rows to write besides the completion record. */
