@@ -38,6 +38,7 @@ type JobSpec = {
   retry: boolean;
   delayMs: number | undefined;
   withOnComplete: boolean;
+  handler: Handler;
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
