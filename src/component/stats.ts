@@ -58,6 +58,7 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
     )
     .take(BACKLOG_SCAN_LIMIT);
   const { startLagMsTotal, ...counters } = stats;
+  const deliveries = await pass.ctx.db.query("deliveryStats").first();
   pass.log.report("report", {
     ...counters,
     periodMs: pass.now - stats.since,
@@ -66,6 +67,8 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
     backlog: backlogRows.length,
     backlogIsLowerBound: backlogRows.length === BACKLOG_SCAN_LIMIT,
     startLagMsAvg: stats.started > 0 ? Math.round(startLagMsTotal / stats.started) : 0,
+    // Callbacks that could not be delivered since the pool began (deliver.ts).
+    onCompleteFailuresTotal: deliveries?.failures ?? 0,
   });
   pass.state.stats = emptyStats(pass.now);
 }
