@@ -166,3 +166,28 @@ export function failReports(faults: { inserts?: ReportFault; schedules?: ReportF
 export function failCompletionInserts(shouldFail: ReportFault): { count: number } {
   return failReports({ inserts: shouldFail, schedules: shouldFail });
 }
+
+/**
+ * Forces a schedule: every function that a mutation schedules and whose name contains `name` runs
+ * `delayMs` later than asked, so the test can make other transactions (e.g. a loop pass) run in
+ * between. Wraps "1.0/schedule" (its `ts` is in seconds) like `failReports`.
+ */
+export function delaySchedules(name: string, delayMs: number): { count: number } {
+  const convex = (globalThis as any).Convex;
+  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  const delayed = { count: 0 };
+  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+    const asyncSyscall = real.call(convex);
+    return async (op: string, jsonArgs: string) => {
+      if (op === "1.0/schedule") {
+        const args = JSON.parse(jsonArgs);
+        if (String(args.name ?? args.reference ?? "").includes(name)) {
+          delayed.count++;
+          return await asyncSyscall(op, JSON.stringify({ ...args, ts: args.ts + delayMs / 1000 }));
+        }
+      }
+      return await asyncSyscall(op, jsonArgs);
+    };
+  });
+  return delayed;
+}

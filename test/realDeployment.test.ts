@@ -10,11 +10,13 @@ import { RECOVERY_INTERVAL_MS } from "../src/component/recovery.js";
 import { SEGMENT_MS } from "../src/component/segments.js";
 import {
   completions,
+  delaySchedules,
   enqueue,
   failCompletionInserts,
   inComponent,
   info,
   runFor,
+  runUntil,
   setup,
 } from "./helpers.js";
 
@@ -48,6 +50,29 @@ describe("config through cancel", () => {
 });
 
 describe("cancelAll", () => {
+  it("cancels a job that goes from running back to pending (a retry) between two of its pages", async () => {
+    const t = setup();
+    quiet();
+    const retry = { retry: { maxAttempts: 3, initialBackoffMs: 1000, base: 2 } };
+    // Created first, so any page order that puts running jobs after pending ones meets it late.
+    const [retrying] = await enqueue(t, "action", [{ key: "retrying", ms: 300, failTimes: 1 }], {
+      options: retry,
+    });
+    const [delayed] = await enqueue(t, "action", [{ key: "delayed2" }], {
+      options: { runAfter: 60_000 },
+    });
+    await runUntil(t, async () => (await info(t, retrying)).state === "running");
+    // The forced schedule: cancelAll's next page runs 5 s later, after the attempt failed and the
+    // loop moved the job back to pending for its retry.
+    const forced = delaySchedules("cancelAllContinue", 5000);
+    await t.mutation(anyApi.pool.cancelAll, { limit: 1 });
+    await runFor(t, 70_000, 100);
+    expect(forced.count).toBeGreaterThan(0);
+    const byId = new Map((await completions(t)).map((c) => [c.workId, c.result.kind]));
+    expect(Object.fromEntries(byId)).toEqual({ [retrying]: "canceled", [delayed]: "canceled" });
+    expect(probe.attempts.get("retrying")).toBe(1);
+  });
+
   it("pages in creation order: running, backing-off and delayed jobs are each canceled once", async () => {
     const t = setup();
     quiet();
@@ -87,9 +112,14 @@ describe("recovery", () => {
     [dead.id] = await enqueue(t, "action", [{ key: "dead", ms: 100 }], {
       poolOptions: { maxParallelism: 121 },
     });
-    await runFor(t, RECOVERY_INTERVAL_MS + 10_000, 500);
+    await runFor(t, 2 * RECOVERY_INTERVAL_MS + 10_000, 500);
     // The live ones still run; the dead one (started last, so behind them) was found.
     expect(probe.running).toBe(120);
+    // Later cycles start at the oldest live job's start (less a margin), not at the index's front.
+    const oldestLive = Math.min(...[...probe.starts.values()].map((starts) => starts[0]));
+    const loop = await inComponent(t, async (ctx) => await ctx.db.query("loopState").first());
+    expect(loop.recoveryFloor).toBeGreaterThan(0);
+    expect(loop.recoveryFloor).toBeLessThanOrEqual(oldestLive);
     expect(await completions(t)).toEqual([
       expect.objectContaining({
         workId: dead.id,
