@@ -6,7 +6,8 @@
  * scheduled report mutation failed for good) ends the job as failed without a rerun: the action
  * ran, so running it again could do its work twice. Never touches a job whose worker is still
  * pending or running. Walks all running jobs with a cursor, a page per pass, so a dead runner is
- * found whatever the number of live ones in front of it.
+ * found whatever the number of live ones in front of it, from a floor below which no job runs (so
+ * a cycle does not walk the index entries of every job that ever ran).
  */
 import type { Doc } from "./_generated/dataModel.js";
 import { finishJob, settleAttempt } from "./complete.js";
@@ -23,6 +24,9 @@ export const RECOVERY_BATCH = 100;
  * is taken as lost. Scheduled mutations normally run within milliseconds; a minute covers a
  * backed-up scheduler, and only a report that failed for good ever reaches it. */
 export const REPORT_LOST_AFTER_MS = 60_000;
+/** Kept below the oldest running job's start when it becomes the next cycle's floor: the loop's
+ * clock may step back a little between passes on different servers. */
+export const RECOVERY_FLOOR_MARGIN_MS = 1_000;
 
 export function recoveryDue(pass: Pass): boolean {
   if (pass.state.running === 0) return false;
@@ -76,13 +80,23 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
 
 export async function recover(pass: Pass): Promise<void> {
   const { ctx, state } = pass;
+  const starting = state.recoveryCursor === undefined;
+  // The floor stays the same for a whole cycle, so that its page cursor stays valid.
   const page = await ctx.db
     .query("work")
-    .withIndex("by_state", (q) => q.eq("state.kind", "running"))
+    .withIndex("by_state", (q) =>
+      q.eq("state.kind", "running").gte("state.startedAt", state.recoveryFloor ?? 0),
+    )
     .paginate({ numItems: RECOVERY_BATCH, cursor: state.recoveryCursor ?? null });
+  if (starting) {
+    const oldest = page.page[0]?.state;
+    const oldestStart = oldest?.kind === "running" ? oldest.startedAt : pass.now;
+    state.nextRecoveryFloor = oldestStart - RECOVERY_FLOOR_MARGIN_MS;
+  }
   if (page.isDone) {
     state.recoveryCursor = undefined;
     state.lastRecoveryAt = pass.now;
+    state.recoveryFloor = state.nextRecoveryFloor;
   } else {
     state.recoveryCursor = page.continueCursor;
   }

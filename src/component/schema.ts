@@ -191,6 +191,12 @@ export default defineSchema({
     /** Where the recovery cycle under way goes on (a page cursor over running jobs); undefined
      * between cycles. */
     recoveryCursor: v.optional(v.string()),
+    /** No running job started before this (ms): recovery cycles read the running jobs from here,
+     * past the index entries of jobs that left "running" since. Set from the oldest running job a
+     * cycle met first; jobs only ever enter "running" at the time of the pass that starts them. */
+    recoveryFloor: v.optional(v.number()),
+    /** The floor the next cycle will use (found at the start of the cycle under way). */
+    nextRecoveryFloor: v.optional(v.number()),
     /** The loop schedules no sweep before this time (ms since epoch). */
     nextSweepAt: v.number(),
     /** When the loop next looks for deliveries that died; undefined when none are outstanding. */
