@@ -46,6 +46,14 @@ import { chunkBySizes } from "./batches.js";
 
 /** The log levels, most verbose first (the values of `vLogLevel`). */
 const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member.value);
+
+/** Checks the options that are written to the component's config; throws naming the option. */
+function validatePoolConfig(options: { maxParallelism?: number; logLevel?: LogLevel }): void {
+  validateConfigUpdate({ maxParallelism: options.maxParallelism });
+  if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
+    invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);
+  }
+}
 /** The final result kinds (the values of `vResultKind`), for `onCompleteExcludeKinds`. */
 const RESULT_KINDS: readonly ResultKind[] = vResultKind.members.map((member) => member.value);
 
@@ -312,10 +320,7 @@ async function enqueueJobs(
 ): Promise<WorkId[]> {
   const opts = options ?? {};
   const config = { maxParallelism: opts.maxParallelism, logLevel: opts.logLevel };
-  validateConfigUpdate(config);
-  if (config.logLevel !== undefined && !LOG_LEVELS.includes(config.logLevel)) {
-    invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, config.logLevel);
-  }
+  validatePoolConfig(config);
   const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
   const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
   const fnName = opts.name ?? (typeof fn === "string" ? fn : getFunctionName(fn));
@@ -373,10 +378,7 @@ export class Workpool {
     public component: WorkpoolComponent,
     public options: WorkpoolOptions = {},
   ) {
-    validateConfigUpdate({ maxParallelism: options.maxParallelism });
-    if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
-      invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);
-    }
+    validatePoolConfig(options);
     if (
       options.retryActionsByDefault !== undefined &&
       typeof options.retryActionsByDefault !== "boolean"
