@@ -5,7 +5,7 @@
 import { convexTest } from "convex-test";
 import { anyApi } from "convex/server";
 import { vi } from "vitest";
-import { register } from "../src/test.js";
+import { register, type RegisterOptions } from "../src/test.js";
 import schema from "./app/schema.js";
 import { probe } from "./app/probe.js";
 import { advance, startVirtualClock } from "./virtualClock.js";
@@ -14,12 +14,13 @@ export const appModules = import.meta.glob("./app/**/*.ts");
 
 export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
 
-/** A fresh app with the pool installed as "workpool", at a fixed start time. */
-export function setup() {
+/** A fresh app with the pool installed as "workpool", at a fixed start time; `options` as for
+ * `register` (pools without a configured logLevel log at WARN unless it says otherwise). */
+export function setup(options?: RegisterOptions) {
   startVirtualClock();
   probe.reset();
   const t = convexTest({ schema, modules: appModules, transactionLimits: true });
-  register(t as any);
+  register(t as any, "workpool", options);
   return t;
 }
 

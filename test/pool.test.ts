@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   completions,
+  delaySchedules,
   componentRows,
   enqueue,
   failCompletionInserts,
@@ -29,8 +30,9 @@ afterEach(() => {
 const keys = (n: number, prefix = "j") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 describe("parallelism", () => {
+  const plural = { action: "actions", mutation: "mutations", query: "queries" } as const;
   for (const kind of ["action", "mutation", "query"] as const) {
-    it(`never runs more than maxParallelism ${kind}s at once`, async () => {
+    it(`never runs more than maxParallelism ${plural[kind]} at once`, async () => {
       const t = setup();
       const limit = 3;
       // Each loop pass logs (at DEBUG) how many jobs run after it started work: the highest must be
@@ -40,6 +42,7 @@ describe("parallelism", () => {
         const parsed = JSON.parse(line);
         if (parsed.event === "pass") afterPass.push(parsed.running);
       });
+      vi.spyOn(console, "info").mockImplementation(() => {});
       await enqueue(
         t,
         kind,
@@ -480,7 +483,7 @@ describe("logging", () => {
   }
 
   it("logs a structured report with counts, backlog and start lag", async () => {
-    const t = setup();
+    const t = setup({ logLevel: "REPORT" });
     const reports = captureReports();
     await enqueue(t, "action", [{ key: "a" }, { key: "b" }, { key: "c", failTimes: 1 }], {
       options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
@@ -500,7 +503,7 @@ describe("logging", () => {
   });
 
   it("prints no report at logLevel ERROR", async () => {
-    const t = setup();
+    const t = setup({ logLevel: "REPORT" });
     const reports = captureReports();
     await enqueue(t, "action", [{ key: "a" }], { poolOptions: { logLevel: "ERROR" } });
     await runFor(t, 2000);
@@ -552,6 +555,38 @@ describe("watchdog", () => {
       expect.objectContaining({ workId: id, result: { kind: "success", returnValue: "w" } }),
     ]);
     expect(console.error).toHaveBeenCalledWith(expect.stringContaining("loopStalled"));
+  });
+
+  it("does not cry stalled while the loop's next pass is due but late (a backed-up scheduler)", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error");
+    // Every pass of the loop runs 90 s after the time it asked for: longer than a watchdog interval.
+    const delayed = delaySchedules("loop:main", 90_000);
+    const [id] = await enqueue(t, "mutation", [{ key: "late" }]);
+    await runFor(t, 400_000, 1000);
+    expect(delayed.count).toBeGreaterThan(1);
+    expect(await completions(t)).toEqual([
+      expect.objectContaining({ workId: id, result: expect.objectContaining({ kind: "success" }) }),
+    ]);
+    expect(error).not.toHaveBeenCalled();
+  });
+
+  it("does not cry stalled when fake timers jump ahead (finishAllScheduledFunctions)", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error");
+    const warn = vi.spyOn(console, "warn");
+    const ids = await enqueue(
+      t,
+      "action",
+      keys(20).map((key) => ({ key, ms: 1000 })),
+      { poolOptions: { maxParallelism: 4 } },
+    );
+    // Each round fires every timer at once: the clock leaps past watchdog checks (a minute) and
+    // the sweep (a day) while the loop's passes are still starting.
+    await t.finishAllScheduledFunctions(vi.runAllTimers, 1000);
+    expect((await completions(t)).map((c) => c.workId).sort()).toEqual([...ids].sort());
+    expect(error).not.toHaveBeenCalled();
+    expect(warn).not.toHaveBeenCalled();
   });
 });
 

@@ -6,7 +6,7 @@
 import { v } from "convex/values";
 import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
 import { claimSegment } from "./kick.js";
-import { DEFAULT_LOG_LEVEL } from "./logging.js";
+import { unconfiguredLogLevel } from "./logging.js";
 import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
 import { validateMaxParallelism } from "./validate.js";
 
@@ -19,7 +19,7 @@ export type Config = { maxParallelism: number; logLevel: LogLevel };
 function withDefaults(row: Partial<Config> | null): Config {
   return {
     maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
-    logLevel: row?.logLevel ?? DEFAULT_LOG_LEVEL,
+    logLevel: row?.logLevel ?? unconfiguredLogLevel(),
   };
 }
 
@@ -43,9 +43,11 @@ export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promi
   if (update.maxParallelism === undefined && update.logLevel === undefined) return false;
   const row = await ctx.db.query("config").first();
   const current = withDefaults(row);
+  // A level nobody set stays unset, so it keeps following the default.
+  const logLevel = update.logLevel ?? row?.logLevel;
   const next = {
     maxParallelism: update.maxParallelism ?? current.maxParallelism,
-    logLevel: update.logLevel ?? current.logLevel,
+    ...(logLevel !== undefined ? { logLevel } : {}),
   };
   if (row && next.maxParallelism === row.maxParallelism && next.logLevel === row.logLevel) {
     return false;

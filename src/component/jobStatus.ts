@@ -51,7 +51,8 @@ export async function deriveInfo(
     fnType: work.fnType,
     priority: "normal" as const,
     previousAttempts: work.attempts,
-    enqueuedAt: work._creationTime,
+    // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.
+    enqueuedAt: Math.floor(work._creationTime),
   };
   const state = work.state;
   switch (state.kind) {

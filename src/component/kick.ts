@@ -55,7 +55,7 @@ export async function claimSegment(ctx: MutationCtx, dueSegment?: number): Promi
   const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
   const next =
     target === current
-      ? { kind: "waking" as const, segment: current }
+      ? { kind: "waking" as const, segment: current, scheduledId }
       : { kind: "scheduled" as const, segment: target, scheduledId };
   const watchdogArmed = status?.watchdogArmed || (await armWatchdog(ctx, generation));
   if (status === null) await ctx.db.insert("runStatus", { state: next, generation, watchdogArmed });

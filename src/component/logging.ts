@@ -13,8 +13,23 @@ const LEVEL_ORDER: Record<LogLevel, number> = {
   ERROR: 5,
 };
 
-/** The level a pool logs at until told otherwise. */
+/** The level a pool logs at until told otherwise: periodic reports and above. */
 export const DEFAULT_LOG_LEVEL: LogLevel = "REPORT";
+
+/** What a pool without a configured level logs at in this isolate: DEFAULT_LOG_LEVEL, except
+ * under `convex-workpool/test`, whose `register` lowers the noise of tests (src/test.ts). */
+let unconfiguredLevel: LogLevel = DEFAULT_LOG_LEVEL;
+
+/** The level of a pool whose config sets none. */
+export function unconfiguredLogLevel(): LogLevel {
+  return unconfiguredLevel;
+}
+
+/** For the test helper only: the level pools without a configured level log at in this isolate.
+ * Never called by the component's functions, so a deployment always uses DEFAULT_LOG_LEVEL. */
+export function setUnconfiguredLogLevel(level: LogLevel): void {
+  unconfiguredLevel = level;
+}
 
 export type Logger = {
   debug(event: string, fields?: Record<string, unknown>): void;

@@ -154,6 +154,7 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
     case "segment": {
       const at = wake.kind === "now" ? pass.now : segmentStart(wake.segment);
       const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
+      pass.state.nextPassId = scheduledId;
       if (wake.kind === "now" || wake.segment === pass.segment + 1) {
         // Running hot: callers only ever append into the next segment, which the loop will read.
         if (status?.state.kind !== "running")
@@ -167,6 +168,7 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
       return;
     }
     case "idle":
+      delete pass.state.nextPassId;
       await write({ state: { kind: "idle" }, generation });
       return;
     default:

@@ -146,7 +146,8 @@ export default defineSchema({
    */
   config: defineTable({
     maxParallelism: v.number(),
-    logLevel: vLogLevel,
+    /** Unset until someone sets it: the pool then logs at the default level (logging.ts). */
+    logLevel: v.optional(vLogLevel),
   }),
 
   /**
@@ -160,8 +161,13 @@ export default defineSchema({
     state: v.union(
       /** The loop is scheduled for the next segment: callers write there and need do nothing. */
       v.object({ kind: v.literal("running") }),
-      /** A caller woke the loop to run now, for `segment`: callers in that segment join it. */
-      v.object({ kind: v.literal("waking"), segment: v.number() }),
+      /** A caller woke the loop to run now, for `segment`: callers in that segment join it.
+       * `scheduledId` is the pass it scheduled (for the watchdog; absent on rows from before). */
+      v.object({
+        kind: v.literal("waking"),
+        segment: v.number(),
+        scheduledId: v.optional(v.id("_scheduled_functions")),
+      }),
       /** The loop sleeps until `segment`; a caller with earlier work wakes it. */
       v.object({
         kind: v.literal("scheduled"),
@@ -184,6 +190,9 @@ export default defineSchema({
   loopState: defineTable({
     /** The generation the next `main` must carry; any other `main` is stale and returns at once. */
     generation: v.number(),
+    /** The scheduled function of the next pass, when the loop scheduled one: the watchdog asks the
+     * scheduler whether it is still due or running (watchdog.ts). */
+    nextPassId: v.optional(v.id("_scheduled_functions")),
     /** Jobs in state "running" (started, completion not yet processed). */
     running: v.number(),
     /** When the last recovery cycle ended (ms since epoch). */

@@ -2,11 +2,15 @@
  * The watchdog: restarts a loop that died. If a `main` pass throws, its transaction rolls back —
  * including the scheduling of the next pass — while `runStatus` still tells callers the loop is
  * awake, so nobody would wake it. Armed when a caller wakes the loop, the watchdog checks once per
- * interval that the loop's generation moved; if it did not, it schedules `main` again and logs an
- * error. It stops when the loop is idle. Never starts or finishes work itself.
+ * interval. The loop is alive while its generation moves or while a pass it (or a waking caller)
+ * scheduled is still due or running, as the scheduler tells (`_scheduled_functions`); only when
+ * neither holds does it schedule `main` again and log an error. The verdict never rests on how much
+ * time passed, so a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall.
+ * It stops when the loop is idle. Never starts or finishes work itself.
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
+import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { createLogger } from "./logging.js";
@@ -38,9 +42,7 @@ export const check = internalMutation({
     }
     const loop = await ctx.db.query("loopState").first();
     const current = loop?.generation ?? 0;
-    const overdue =
-      state.kind === "running" || segmentStart(state.segment) + WATCHDOG_INTERVAL_MS < now;
-    if (current === generation && overdue) {
+    if (current === generation && !(await passOutstanding(ctx, loop, state, now))) {
       const log = createLogger((await readConfig(ctx.db)).logLevel);
       log.error("loopStalled", {
         message: "the loop made no progress for a watchdog interval; restarting it",
@@ -57,3 +59,32 @@ export const check = internalMutation({
     return null;
   },
 });
+
+type RunState = Doc<"runStatus">["state"];
+
+/** Scheduled-function states in which a pass will still run (or is running). */
+const OUTSTANDING: ReadonlySet<string> = new Set(["pending", "inProgress"]);
+
+/**
+ * True when a pass of the loop is still to come: the one the last pass scheduled, or the one a
+ * caller scheduled when it woke the loop. Rows written before these ids were recorded fall back on
+ * time: a loop awake for a whole interval without moving, or asleep past its segment by one.
+ */
+async function passOutstanding(
+  ctx: MutationCtx,
+  loop: Doc<"loopState"> | null,
+  state: Exclude<RunState, { kind: "idle" }>,
+  now: number,
+): Promise<boolean> {
+  const ids = [loop?.nextPassId, state.kind === "running" ? undefined : state.scheduledId].filter(
+    (id): id is Id<"_scheduled_functions"> => id !== undefined,
+  );
+  if (ids.length === 0) {
+    return state.kind !== "running" && segmentStart(state.segment) + WATCHDOG_INTERVAL_MS >= now;
+  }
+  for (const id of ids) {
+    const job = await ctx.db.system.get(id);
+    if (job && OUTSTANDING.has(job.state.kind)) return true;
+  }
+  return false;
+}
