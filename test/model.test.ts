@@ -1,8 +1,9 @@
 /**
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
- * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 200), `FUZZ_SEED` replays one
- * run; a failure prints the shrunk (minimal) program.
+ * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 30 under `npm test`, 300
+ * under `npm run test:slow`), `FUZZ_SEED` replays one run; a failure prints the shrunk (minimal)
+ * program.
  *
  * What the model knows per job: its kind, how many attempts it may make, how each attempt ends, and
  * whether a cancel was requested. From that it predicts the onComplete result kind (a canceled job may
@@ -25,8 +26,9 @@ import {
   runFor,
   setup,
 } from "./helpers.js";
+import { FULL_SCALE, scaled } from "./scale.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
+const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(30, 300));
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
 type Kind = "action" | "mutation" | "query";
@@ -127,7 +129,9 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+// What the run drew, printed for the long runs (test:slow, npm run fuzz with FUZZ_RUNS) only.
 afterAll(() => {
+  if (!FULL_SCALE && process.env.FUZZ_RUNS === undefined) return;
   console.log(
     `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
       `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
