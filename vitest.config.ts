@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { packageAliases } from "./vitest.shared.js";
 
 export default defineConfig({
+  resolve: { alias: packageAliases },
   test: {
     environment: "edge-runtime",
     server: { deps: { inline: ["convex-test"] } },

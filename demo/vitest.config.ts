@@ -3,6 +3,7 @@
 import { fileURLToPath } from "node:url";
 import type { Reporter } from "vitest/reporters";
 import { defineConfig } from "vitest/config";
+import { packageAliases } from "../vitest.shared.js";
 
 const errorsOnly: Reporter = {
   onTestRunEnd(testModules, unhandledErrors) {
@@ -18,6 +19,7 @@ const errorsOnly: Reporter = {
 };
 
 export default defineConfig({
+  resolve: { alias: packageAliases },
   test: {
     root: fileURLToPath(new URL("..", import.meta.url)),
     environment: "edge-runtime",

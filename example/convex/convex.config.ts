@@ -1,8 +1,7 @@
 // The app's component tree: the work pool installed twice, as two independent pools with their own
-// tables, config and parallelism. In your own app import it from "convex-workpool/convex.config.js";
-// here it comes from the source tree because the package is not installed into itself.
+// tables, config and parallelism.
 import { defineApp } from "convex/server";
-import workpool from "../../src/component/convex.config.js";
+import workpool from "convex-workpool/convex.config.js";
 
 const app = defineApp();
 app.use(workpool, { name: "emailPool" });

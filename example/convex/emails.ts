@@ -1,7 +1,7 @@
 // Sending email through emailPool: an action that may fail (and is retried by the pool), enqueued
 // by a mutation.
 import { v } from "convex/values";
-import { NonRetryableError, type WorkId } from "../../src/client/index.js";
+import { NonRetryableError, type WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
 import { internalAction, mutation } from "./_generated/server.js";
 import { emailPool, track, type JobContext } from "./pools.js";

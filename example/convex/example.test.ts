@@ -2,9 +2,8 @@
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { register } from "../../src/test.js";
-import { advance, startVirtualClock } from "../../test/virtualClock.js";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { loadModules, register } from "convex-workpool/test";
 import apiSource from "./_generated/api.ts?raw";
 import { api } from "./_generated/api.js";
 import schema from "./schema.js";
@@ -12,8 +11,14 @@ import { attemptFails } from "./sim.js";
 
 const modules = import.meta.glob("./**/*.ts");
 
+// The tests step a fake clock with vi.advanceTimersByTimeAsync, which gives convex-test no real
+// turn of the event loop to import a module the first time it is used: import them all now.
+beforeAll(async () => {
+  await loadModules(modules);
+});
+
 function setup() {
-  startVirtualClock();
+  vi.useFakeTimers();
   const t = convexTest(schema, modules);
   register(t, "emailPool");
   register(t, "scrapePool");
@@ -25,9 +30,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Advances virtual time by `ms` in 10 ms steps, letting due functions (and real I/O) run. */
+/** Advances the fake clock by `ms`; the pools' scheduled functions run as their times come. */
 async function runFor(ms: number) {
-  await advance(ms);
+  await vi.advanceTimersByTimeAsync(ms);
 }
 
 /**
@@ -251,6 +256,45 @@ describe("example app: status, cancel and run-time config", () => {
     await expect(
       t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: -1 }),
     ).rejects.toThrow(/maxParallelism/);
+  });
+});
+
+describe("example app: the clock patterns of convex-test's docs", () => {
+  /** Every console line the pools print. */
+  function poolLines() {
+    const lines: string[] = [];
+    for (const level of ["debug", "info", "warn", "error"] as const) {
+      vi.spyOn(console, level).mockImplementation((line: unknown) => {
+        if (String(line).includes('"component":"workpool"')) lines.push(String(line));
+      });
+    }
+    return lines;
+  }
+
+  const emails = Array.from({ length: 20 }, (_, i) => ({ key: `p${i}`, to: `p${i}@example.com` }));
+
+  it("finishAllScheduledFunctions(vi.runAllTimers) runs every job, retries included, silently", async () => {
+    const t = setup();
+    const lines = poolLines();
+    await t.mutation(api.emails.sendEmails, { emails, ms: 1000, failRate: 0.3, seed: 5 });
+    await t.finishAllScheduledFunctions(vi.runAllTimers);
+    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    expect(outcomes.map((o) => o.key).sort()).toEqual(emails.map((e) => e.key).sort());
+    const attempts = await t.run(async (ctx) => await ctx.db.query("attempts").collect());
+    expect(attempts.some((a) => a.attempt > 1)).toBe(true);
+    expect(lines).toEqual([]);
+  });
+
+  it("one vi.advanceTimersByTimeAsync step runs every job, retries included, silently", async () => {
+    const t = setup();
+    const lines = poolLines();
+    await t.mutation(api.emails.sendEmails, { emails, ms: 1000, failRate: 0.3, seed: 5 });
+    await vi.advanceTimersByTimeAsync(120_000);
+    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    expect(outcomes.map((o) => o.key).sort()).toEqual(emails.map((e) => e.key).sort());
+    const attempts = await t.run(async (ctx) => await ctx.db.query("attempts").collect());
+    expect(attempts.some((a) => a.attempt > 1)).toBe(true);
+    expect(lines).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 // What a UI or an operator uses: a job's status (subscribe to it with useQuery), cancelation, the
 // recorded outcomes, and changing a pool's parallelism at run time.
 import { v } from "convex/values";
-import { vWorkId } from "../../src/client/index.js";
+import { vWorkId } from "convex-workpool";
 import { components } from "./_generated/api.js";
 import { mutation, query } from "./_generated/server.js";
 import { pools } from "./pools.js";

@@ -10,7 +10,7 @@
 // until the next one. To scale a pool at run time, leave maxParallelism off its client, as emailPool
 // does.
 import { v, type Infer } from "convex/values";
-import { Workpool, type WorkId } from "../../src/client/index.js";
+import { Workpool, type WorkId } from "convex-workpool";
 import { components, internal } from "./_generated/api.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { vPoolName } from "./schema.js";

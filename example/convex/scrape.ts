@@ -1,7 +1,7 @@
 // Scraping through scrapePool (at most 2 at once, no retries): an action fetches a page; when it
 // succeeds, onComplete (pools.recordOutcome) enqueues the mutation job that stores it.
 import { v } from "convex/values";
-import type { WorkId } from "../../src/client/index.js";
+import type { WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
 import { internalAction, internalMutation, mutation } from "./_generated/server.js";
 import { scrapePool, track, type JobContext } from "./pools.js";

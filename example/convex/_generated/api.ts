@@ -58,6 +58,6 @@ export const internal: FilterApi<
 > = anyApi as any;
 
 export const components = componentsGeneric() as unknown as {
-  emailPool: import("../../../src/component/_generated/component.js").ComponentApi<"emailPool">;
-  scrapePool: import("../../../src/component/_generated/component.js").ComponentApi<"scrapePool">;
+  emailPool: import("convex-workpool/_generated/component.js").ComponentApi<"emailPool">;
+  scrapePool: import("convex-workpool/_generated/component.js").ComponentApi<"scrapePool">;
 };
