@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // `npm run demo`: runs the example app's email workload on convex-test (an embedded Convex backend)
 // with a virtual clock. Parses the flags, then runs demo/workload.demo.ts under vitest, passing the
-// flags in DEMO_* environment variables and streaming its output.
+// flags in DEMO_* environment variables and streaming its output (without colour when stdout is
+// not a terminal).
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -42,12 +44,21 @@ const flags = {
     max: 2 ** 32 - 1,
     help: "seed of the failure and duration rules",
   },
+  out: {
+    env: "DEMO_OUT",
+    def: undefined, // chosen by the workload, from the other flags:
+    shownDef: "demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>.svg",
+    path: true,
+    help: "where to write the chart (an .svg file)",
+  },
 };
 
 function usage() {
   const lines = ["usage: npm run demo -- [flags]", ""];
   for (const [name, f] of Object.entries(flags)) {
-    lines.push(`  --${name.padEnd(13)} ${f.help} (default ${f.def})`);
+    lines.push(
+      `  --${(f.path ? `${name} <path>` : name).padEnd(13)} ${f.help} (default ${f.shownDef ?? f.def})`,
+    );
   }
   lines.push("  --help          show this message");
   return lines.join("\n") + "\n";
@@ -73,8 +84,23 @@ for (let i = 0; i < argv.length; i++) {
   values[m[1]] = value;
 }
 
+/** An --out path, from where `npm run demo` was started; the default is left to the workload. */
+function outPath(name) {
+  const value = values[name];
+  if (value === undefined) return "";
+  const path = resolve(process.env.INIT_CWD ?? process.cwd(), value);
+  if (!value.toLowerCase().endsWith(".svg") || (existsSync(path) && statSync(path).isDirectory())) {
+    fail(`--${name} must be the path of an .svg file, got ${JSON.stringify(value)}`);
+  }
+  return path;
+}
+
 const env = { ...process.env };
 for (const [name, f] of Object.entries(flags)) {
+  if (f.path) {
+    env[f.env] = outPath(name);
+    continue;
+  }
   const raw = values[name].trim();
   const n = Number(raw);
   if (
@@ -91,7 +117,11 @@ for (const [name, f] of Object.entries(flags)) {
   env[f.env] = String(n);
 }
 env.DEMO_TTY = process.stdout.isTTY ? "1" : "0";
-env.DEMO_OUT = "demo-out";
+if (!process.stdout.isTTY) {
+  // No ANSI colour in piped or redirected output (vitest's error output would have it).
+  env.NO_COLOR = "1";
+  env.FORCE_COLOR = "0";
+}
 
 const vitest = `${root}node_modules/vitest/vitest.mjs`;
 if (!existsSync(vitest)) fail("vitest is not installed: run `npm install` first");

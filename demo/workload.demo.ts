@@ -2,16 +2,18 @@
 // virtual clock. Sends DEMO_JOBS emails through emailPool at maxParallelism DEMO_PARALLELISM, each
 // working about DEMO_DURATION_MS and failing an attempt at DEMO_FAIL_RATE (retried by the pool),
 // shows progress, then reports from the app's own tables (jobs, attempts, outcomes) and the
-// component's config, and draws running jobs over time to DEMO_OUT/running.svg.
+// component's config, and draws running jobs, retries and failures over time (chart.ts) to DEMO_OUT,
+// by default demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>.svg.
 /// <reference types="vite/client" />
 import { mkdirSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { expect, it, vi } from "vitest";
 import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import schema from "../example/convex/schema.js";
+import { runningChart } from "./chart.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
@@ -29,7 +31,15 @@ const durationMs = envNumber("DEMO_DURATION_MS", 1000);
 const failRate = envNumber("DEMO_FAIL_RATE", 0.1);
 const seed = envNumber("DEMO_SEED", 1);
 const tty = process.env.DEMO_TTY === "1";
-const outDir = process.env.DEMO_OUT ?? "demo-out";
+const svgPath = resolve(
+  process.env.DEMO_OUT ||
+    `demo-out/running-j${jobs}-p${parallelism}-d${durationMs}-f${failRate}-s${seed}.svg`,
+);
+
+/** Why retries appear late; printed in the report and under the chart. */
+const RETRY_NOTE =
+  "A retry waits its backoff, then queues behind jobs already due (the pool starts jobs in " +
+  "due order), so with a backlog, retries start late.";
 
 const out = (s: string) => process.stdout.write(s);
 
@@ -58,46 +68,6 @@ function concurrency(intervals: Interval[]) {
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function svgChart(
-  series: Array<{ at: number; running: number }>,
-  t0: number,
-  end: number,
-  limit: number,
-) {
-  const W = 800,
-    H = 320,
-    L = 50,
-    R = 20,
-    T = 30,
-    B = 40;
-  const spanMs = Math.max(1, end - t0);
-  const top = Math.max(limit, ...series.map((s) => s.running), 1);
-  const x = (at: number) => L + ((at - t0) / spanMs) * (W - L - R);
-  const y = (n: number) => H - B - (n / top) * (H - T - B);
-  let d = `M ${x(t0).toFixed(1)} ${y(0).toFixed(1)}`;
-  let prev = 0;
-  for (const s of series) {
-    d += ` L ${x(s.at).toFixed(1)} ${y(prev).toFixed(1)} L ${x(s.at).toFixed(1)} ${y(s.running).toFixed(1)}`;
-    prev = s.running;
-  }
-  d += ` L ${x(end).toFixed(1)} ${y(prev).toFixed(1)}`;
-  const ticks = Array.from({ length: 6 }, (_, i) => (i * spanMs) / 5);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">
-  <rect width="${W}" height="${H}" fill="white"/>
-  <text x="${L}" y="18" font-size="14">Running jobs over time (emailPool, ${jobs} jobs)</text>
-  <line x1="${L}" y1="${y(0)}" x2="${W - R}" y2="${y(0)}" stroke="#333"/>
-  <line x1="${L}" y1="${y(0)}" x2="${L}" y2="${T}" stroke="#333"/>
-  ${ticks.map((ms) => `<text x="${x(t0 + ms).toFixed(1)}" y="${H - B + 16}" text-anchor="middle">${(ms / 1000).toFixed(1)}s</text>`).join("\n  ")}
-  <text x="${L - 8}" y="${y(0) + 4}" text-anchor="end">0</text>
-  <text x="${L - 8}" y="${y(top) + 4}" text-anchor="end">${top}</text>
-  <line x1="${L}" y1="${y(limit).toFixed(1)}" x2="${W - R}" y2="${y(limit).toFixed(1)}" stroke="#d33" stroke-dasharray="6 4"/>
-  <text x="${W - R}" y="${(y(limit) - 6).toFixed(1)}" text-anchor="end" fill="#d33">maxParallelism ${limit}</text>
-  <path d="${d}" fill="none" stroke="#2a6fdb" stroke-width="1.5"/>
-  <text x="${(L + W - R) / 2}" y="${H - 6}" text-anchor="middle">virtual time since enqueue</text>
-</svg>
-`;
 }
 
 it("runs the example app's email workload", async () => {
@@ -203,9 +173,33 @@ it("runs the example app's email workload", async () => {
   for (let i = 0; i + 1 < series.length; i++)
     busyMs += series[i].running * (series[i + 1].at - series[i].at);
   const meanRunning = busyMs / Math.max(makespanMs, 1);
-  const svgPath = resolve(outDir, "running.svg");
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(svgPath, svgChart(series, t0, end, limit));
+  // Retries: when a failed attempt's job started again, and how long after.
+  const attemptAt = new Map(attemptRows.map((a) => [`${a.key}#${a.attempt}`, a]));
+  const retries = attemptRows
+    .filter((a) => a.attempt > 1)
+    .map((a) => ({
+      failedAt: attemptAt.get(`${a.key}#${a.attempt - 1}`)?.endedAt,
+      startedAt: a.startedAt,
+    }))
+    .filter((r): r is { failedAt: number; startedAt: number } => r.failedAt !== undefined);
+  const retryWaits = retries.map((r) => r.startedAt - r.failedAt).sort((a, b) => a - b);
+  mkdirSync(dirname(svgPath), { recursive: true });
+  writeFileSync(
+    svgPath,
+    runningChart({
+      title:
+        `Jobs running over time, emailPool: jobs ${jobs}, parallelism ${parallelism}, duration-ms ${durationMs}, ` +
+        `fail-rate ${failRate}, seed ${seed}`,
+      limit,
+      t0,
+      end,
+      running: series,
+      retriedFailures: retries.map((r) => r.failedAt),
+      retryStarts: retries.map((r) => r.startedAt),
+      jobFailures: outcomeRows.filter((o) => o.kind === "failed").map((o) => o.finishedAt),
+      note: RETRY_NOTE,
+    }),
+  );
 
   const rows: Array<[string, string]> = [
     [
@@ -213,7 +207,14 @@ it("runs the example app's email workload", async () => {
       `${jobs}: ${count("success")} succeeded, ${count("failed")} failed, ${count("canceled")} canceled` +
         (s.done < jobs ? `, ${jobs - s.done} UNFINISHED` : ""),
     ],
-    ["attempts", `${attemptRows.length} (${attemptRows.length - firstStart.size} retries)`],
+    [
+      "attempts",
+      `${attemptRows.length} (${attemptRows.length - firstStart.size} retries` +
+        (retryWaits.length
+          ? `, started p50 ${(percentile(retryWaits, 50) / 1000).toFixed(1)} s after the failed attempt)`
+          : ")"),
+    ],
+    ["", RETRY_NOTE],
     ["makespan", `${(makespanMs / 1000).toFixed(2)} s virtual (first enqueue to last onComplete)`],
     ["throughput", `${(jobs / Math.max(makespanMs / 1000, 1e-9)).toFixed(2)} jobs/s`],
     [
