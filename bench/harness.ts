@@ -23,6 +23,10 @@ export const appModules = import.meta.glob("./app/**/*.ts");
 export type Scenario = {
   id: string;
   title: string;
+  /** A few words for the summary table of docs/BENCHMARKS.md (default: the title). */
+  short?: string;
+  /** What the workload is and why it matters to a user, for docs/BENCHMARKS.md. */
+  about?: string;
   kind: "action" | "mutation";
   jobs: number;
   maxParallelism: number;
@@ -91,16 +95,6 @@ export function newBackend(side: SideName) {
   if (side === "ours") oursTest.register(t as any, "ours");
   else peerTest.register(t as any, "peer");
   return t;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-export function lagStats(lags: number[]) {
-  const s = [...lags].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p95: percentile(s, 95), max: s.length ? s[s.length - 1] : NaN };
 }
 
 export async function runScenario(side: SideName, sc: Scenario): Promise<Result> {

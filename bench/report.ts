@@ -1,9 +1,55 @@
-/** Turns results into the tables `npm run bench` prints and writes to docs/BENCHMARKS.md. */
-import { lagStats, SETTLE_MS, STEP_MS, type Result } from "./harness.js";
+/**
+ * Renders a bench run (bench/results.ts) as docs/BENCHMARKS.md and as the text `npm run bench`
+ * prints: pure functions from measurements to markdown, no I/O. The document is written for someone
+ * choosing between the two packages: what was compared, a summary table with a verdict per
+ * scenario, each scenario's full table, how it is measured and what it does not show.
+ */
+import type { Scenario } from "./harness.js";
+import type { Usage } from "./instrument.js";
+import type { BenchRun, Measured, ScenarioRun } from "./results.js";
 
-export type Pair = { ours?: Result; peer?: Result };
+// ---------------------------------------------------------------------------------------------
+// Figures
+// ---------------------------------------------------------------------------------------------
 
-const perJob = (r: Result, n: number) => n / r.scenario.jobs;
+const perJob = (r: Measured, n: number) => n / r.scenario.jobs;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Start lag percentiles (virtual ms); NaN when no job started (e.g. all canceled). */
+export function lagStats(lags: number[]) {
+  const s = [...lags].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p95: percentile(s, 95), max: s.length ? s[s.length - 1] : NaN };
+}
+
+export function poolCallsPerJob(r: Measured) {
+  const i = r.counters.invocations.pool;
+  return perJob(r, i.query + i.mutation + i.action);
+}
+export function appCallsPerJob(r: Measured) {
+  const i = r.counters.invocations.app;
+  return perJob(r, i.query + i.mutation + i.action);
+}
+/** Usage per job, app and pool together (the app's share is the same on both sides). */
+const usagePerJob = (r: Measured, field: keyof Usage) =>
+  perJob(r, r.counters.usage.app[field] + r.counters.usage.pool[field]);
+export const docsReadPerJob = (r: Measured) => usagePerJob(r, "docsRead");
+export const docsWrittenPerJob = (r: Measured) => usagePerJob(r, "docsWritten");
+export const kbReadPerJob = (r: Measured) => usagePerJob(r, "bytesRead") / 1000;
+export const kbWrittenPerJob = (r: Measured) => usagePerJob(r, "bytesWritten") / 1000;
+/** Σ attempt busy time / (maxParallelism × makespan), for action scenarios that run their jobs. */
+export const utilization = (r: Measured) =>
+  r.scenario.kind === "action" && r.scenario.expectKind !== "canceled"
+    ? r.busyMs / (r.scenario.maxParallelism * Math.max(1, r.makespanMs))
+    : NaN;
+const lagP50 = (r: Measured) => lagStats(r.lags).p50;
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------------------------
 
 function fmt(n: number | undefined, digits = 2): string {
   if (n === undefined || Number.isNaN(n)) return "—";
@@ -11,83 +57,295 @@ function fmt(n: number | undefined, digits = 2): string {
   return Math.abs(n) >= 1000 ? n.toFixed(0) : n.toFixed(digits);
 }
 
-function ratio(a: number | undefined, b: number | undefined): string {
-  if (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b)) return "—";
-  if (b === 0) return a === 0 ? "1.00" : "∞";
-  return (a / b).toFixed(2);
+function fmtMs(ms: number): string {
+  if (Number.isNaN(ms)) return "—";
+  if (ms < 1000) return `${ms.toFixed(0)} ms`;
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
+
+/** ours / peer, or undefined when either is missing or not a number. */
+function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b)) return undefined;
+  if (b === 0) return a === 0 ? 1 : Infinity;
+  return a / b;
+}
+
+function fmtRatio(x: number | undefined): string {
+  if (x === undefined) return "—";
+  if (!Number.isFinite(x)) return "∞";
+  if (x >= 100) return x.toFixed(0);
+  if (x > 0 && x < 0.1) return String(Number(x.toPrecision(2)));
+  return x.toFixed(2);
+}
+
+const fmtTimes = (x: number) => (x >= 10 ? x.toFixed(0) : x.toFixed(1));
+
+function table(header: string[], align: string[], rows: string[][]): string {
+  return [header, align, ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// "At a glance": headline figures and a verdict per scenario
+// ---------------------------------------------------------------------------------------------
+
+/** Differences smaller than this (5 %) are called on par. */
+const PAR = 0.05;
+
+type Headline = {
+  /** Column header. */
+  column: string;
+  get: (r: Measured) => number;
+  show: (n: number) => string;
+  /** Which way is better. */
+  better: "lower" | "higher";
+  /** A virtual time: differences within one step of the virtual clock are on par. */
+  time?: boolean;
+  /** How the verdict names it: "[41 % fewer] pool calls", "[1.30× the] bytes written". */
+  noun: string;
+  /** The words for ours below and above the peer: "fewer" / "more", "shorter" / "longer". */
+  less: string;
+  more: string;
+  /** Per-function figures (per job, in `unit`), to say where a difference comes from. */
+  byFunction?: { unit: string; get: (r: Measured) => Map<string, number> };
+};
+
+const usageByFunction = (unit: string, field: keyof Usage, scale = 1) => ({
+  unit,
+  get: (r: Measured) =>
+    new Map(
+      [...r.counters.usageByFunction].map(([k, u]) => [k, perJob(r, u[field]) / scale] as const),
+    ),
+});
+
+const HEADLINES: Headline[] = [
+  {
+    column: "pool function calls / job",
+    get: poolCallsPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "pool function calls",
+    less: "fewer",
+    more: "more",
+    byFunction: {
+      unit: "calls",
+      get: (r) => new Map([...r.counters.byFunction].map(([k, n]) => [k, perJob(r, n)])),
+    },
+  },
+  {
+    column: "documents read / job",
+    get: docsReadPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "documents read",
+    less: "fewer",
+    more: "more",
+    byFunction: usageByFunction("documents", "docsRead"),
+  },
+  {
+    column: "documents written / job",
+    get: docsWrittenPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "documents written",
+    less: "fewer",
+    more: "more",
+    byFunction: usageByFunction("documents", "docsWritten"),
+  },
+  {
+    column: "KB written / job",
+    get: kbWrittenPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "bytes written",
+    less: "fewer",
+    more: "more",
+    byFunction: usageByFunction("KB", "bytesWritten", 1000),
+  },
+  {
+    column: "start lag p50",
+    get: lagP50,
+    show: fmtMs,
+    better: "lower",
+    time: true,
+    noun: "start lag",
+    less: "shorter",
+    more: "longer",
+  },
+  {
+    column: "makespan",
+    get: (r) => r.makespanMs,
+    show: fmtMs,
+    better: "lower",
+    time: true,
+    noun: "makespan",
+    less: "shorter",
+    more: "longer",
+  },
+  {
+    column: "utilization",
+    get: utilization,
+    show: (n) => fmt(n, 3),
+    better: "higher",
+    noun: "utilization",
+    less: "lower",
+    more: "higher",
+  },
+];
+
+/** "3.21 vs 5.43 (0.59×)" */
+function glanceCell(h: Headline, run: ScenarioRun): string {
+  const o = run.ours && h.get(run.ours);
+  const p = run.peer && h.get(run.peer);
+  const show = (n: number | undefined) => (n === undefined ? "not run" : h.show(n));
+  if (o !== undefined && p !== undefined && Number.isNaN(o) && Number.isNaN(p)) return "—";
+  return `${show(o)} vs ${show(p)} (${fmtRatio(ratioOf(o, p))}×)`;
+}
+
+/**
+ * The pool module (`loop`, `lib`, `complete`, ...) that accounts for most of a difference, when one
+ * does: "mostly our `loop` module: 0.80 vs the peer's 0.27 KB / job". Modules are compared by
+ * name (functions are keyed `component:module:function (type)`, the peer's batch worker included);
+ * the app's functions are the same on both sides and left out.
+ */
+function mostOfDifference(h: Headline, ours: Measured, peer: Measured): string {
+  const by = h.byFunction;
+  if (!by) return "";
+  const byModule = (r: Measured) => {
+    const m = new Map<string, number>();
+    for (const [key, n] of by.get(r)) {
+      const [component, module] = key.split(":");
+      if (component !== "app") m.set(module, (m.get(module) ?? 0) + n);
+    }
+    return m;
+  };
+  const o = byModule(ours);
+  const p = byModule(peer);
+  const excess = h.get(ours) - h.get(peer);
+  let top: { module: string; diff: number } | undefined;
+  for (const module of new Set([...o.keys(), ...p.keys()])) {
+    const diff = (o.get(module) ?? 0) - (p.get(module) ?? 0);
+    if (!top || diff > top.diff) top = { module, diff };
+  }
+  if (!top || excess <= 0 || top.diff < excess / 2) return "";
+  const theirs = p.get(top.module);
+  const mine = `mostly our \`${top.module}\` module: ${fmt(o.get(top.module) ?? 0)}`;
+  return theirs === undefined
+    ? ` (${mine} ${by.unit} / job, a module the peer does not have)`
+    : ` (${mine} vs the peer's ${fmt(theirs)} ${by.unit} / job)`;
+}
+
+/** How ours compares, ratio `x` = ours / peer: "43 % fewer ...", "2.6× fewer ...", "1.30× the ...". */
+function change(h: Headline, x: number): string {
+  const pct = `${Math.round(Math.abs(x - 1) * 100)} %`;
+  if (x > 1)
+    return x < 1.2
+      ? `${pct} ${h.more} ${h.noun}`
+      : `${x >= 2 ? fmtTimes(x) : fmt(x)}× the ${h.noun}`;
+  return x > 0.5 ? `${pct} ${h.less} ${h.noun}` : `${fmtTimes(1 / x)}× ${h.less} ${h.noun}`;
+}
+
+/** A plain one-line verdict from the headline ratios (`stepMs`: the virtual clock's step). */
+export function verdict(run: ScenarioRun, stepMs: number): string {
+  const { ours, peer } = run;
+  if (!ours || !peer) return "one side not run";
+  const better: string[] = [];
+  const worse: string[] = [];
+  const par: string[] = [];
+  for (const h of HEADLINES) {
+    const [o, p] = [h.get(ours), h.get(peer)];
+    const x = ratioOf(o, p);
+    if (x === undefined) continue;
+    if (Math.abs(x - 1) < PAR || (h.time && Math.abs(o - p) <= stepMs)) par.push(h.noun);
+    else if (x < 1 === (h.better === "lower")) better.push(change(h, x));
+    else worse.push(change(h, x) + mostOfDifference(h, ours, peer));
+  }
+  const lead =
+    worse.length === 0
+      ? better.length
+        ? "**Ours better**"
+        : "**On par**"
+      : better.length
+        ? "**Mixed**"
+        : "**Ours worse**";
+  const parts = [
+    better.length ? better.join(", ") : "",
+    worse.length ? `worse: ${worse.join(", ")}` : "",
+    par.length ? `on par: ${par.join(", ")}` : "",
+  ].filter(Boolean);
+  return `${lead}: ${parts.join("; ")}.`;
+}
+
+const shortName = (sc: Scenario) => `${sc.id}. ${sc.short ?? sc.title}`;
+
+export function glanceTable(run: BenchRun): string {
+  return table(
+    ["scenario", ...HEADLINES.map((h) => h.column), "verdict"],
+    ["---", ...HEADLINES.map(() => "---:"), "---"],
+    run.scenarios.map((s) => [
+      shortName(s.scenario),
+      ...HEADLINES.map((h) => glanceCell(h, s)),
+      verdict(s, run.meta.stepMs),
+    ]),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Full tables
+// ---------------------------------------------------------------------------------------------
 
 type Row = {
   label: string;
-  get: (r: Result) => number;
+  get: (r: Measured) => number;
   digits?: number;
   noRatio?: boolean;
-  text?: (r: Result) => string;
+  text?: (r: Measured) => string;
 };
 
-export function poolCallsPerJob(r: Result) {
-  const i = r.counters.invocations.pool;
-  return perJob(r, i.query + i.mutation + i.action);
-}
-export function appCallsPerJob(r: Result) {
-  const i = r.counters.invocations.app;
-  return perJob(r, i.query + i.mutation + i.action);
-}
-export const docsReadPerJob = (r: Result) =>
-  perJob(r, r.counters.usage.app.docsRead + r.counters.usage.pool.docsRead);
-export const docsWrittenPerJob = (r: Result) =>
-  perJob(r, r.counters.usage.app.docsWritten + r.counters.usage.pool.docsWritten);
-export const bytesReadPerJob = (r: Result) =>
-  perJob(r, r.counters.usage.app.bytesRead + r.counters.usage.pool.bytesRead);
-export const bytesWrittenPerJob = (r: Result) =>
-  perJob(r, r.counters.usage.app.bytesWritten + r.counters.usage.pool.bytesWritten);
-export const utilization = (r: Result) =>
-  r.scenario.kind === "action" && r.scenario.expectKind !== "canceled"
-    ? r.busyMs / (r.scenario.maxParallelism * Math.max(1, r.makespanMs))
-    : NaN;
+const callsByType = (r: Measured, side: "app" | "pool") => {
+  const i = r.counters.invocations[side];
+  return `${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))}`;
+};
 
-const rows: Row[] = [
+const ROWS: Row[] = [
   {
-    label: "function calls / job, pool (query / mutation / action)",
+    label: "pool function calls / job (query / mutation / action)",
     get: poolCallsPerJob,
-    text: (r) => {
-      const i = r.counters.invocations.pool;
-      return `${fmt(poolCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
-    },
+    text: (r) => `${fmt(poolCallsPerJob(r))} (${callsByType(r, "pool")})`,
   },
   {
-    label: "function calls / job, app (query / mutation / action)",
+    label: "app function calls / job (query / mutation / action)",
     get: appCallsPerJob,
-    text: (r) => {
-      const i = r.counters.invocations.app;
-      return `${fmt(appCallsPerJob(r))} (${fmt(perJob(r, i.query))} / ${fmt(perJob(r, i.mutation))} / ${fmt(perJob(r, i.action))})`;
-    },
+    text: (r) => `${fmt(appCallsPerJob(r))} (${callsByType(r, "app")})`,
   },
   { label: "function calls / job, total", get: (r) => poolCallsPerJob(r) + appCallsPerJob(r) },
   {
-    label: "documents read / job (pool only)",
+    label: "documents read / job (of which the pool's)",
     get: docsReadPerJob,
     text: (r) => `${fmt(docsReadPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsRead))})`,
   },
   {
-    label: "documents written / job (pool only)",
+    label: "documents written / job (of which the pool's)",
     get: docsWrittenPerJob,
     text: (r) =>
       `${fmt(docsWrittenPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsWritten))})`,
   },
-  { label: "KB read / job", get: (r) => bytesReadPerJob(r) / 1000 },
-  { label: "KB written / job", get: (r) => bytesWrittenPerJob(r) / 1000 },
-  { label: "largest transaction: documents read", get: (r) => r.counters.maxTxDocsRead, digits: 0 },
+  { label: "KB read / job", get: kbReadPerJob },
+  { label: "KB written / job", get: kbWrittenPerJob },
   {
-    label: "largest transaction: KB read",
+    label: "largest single transaction: documents read",
+    get: (r) => r.counters.maxTxDocsRead,
+    digits: 0,
+  },
+  {
+    label: "largest single transaction: KB read",
     get: (r) => r.counters.maxTxBytesRead / 1000,
     digits: 1,
   },
-  { label: "start lag p50 (virtual ms)", get: (r) => lagStats(r.lags).p50, digits: 0 },
+  { label: "start lag p50 (virtual ms)", get: lagP50, digits: 0 },
   { label: "start lag p95 (virtual ms)", get: (r) => lagStats(r.lags).p95, digits: 0 },
   { label: "start lag max (virtual ms)", get: (r) => lagStats(r.lags).max, digits: 0 },
   { label: "makespan (virtual s)", get: (r) => r.makespanMs / 1000 },
-  { label: "utilization", get: utilization, digits: 3 },
+  { label: "utilization (higher is better)", get: utilization, digits: 3 },
   {
     label: "highest concurrency (limit)",
     get: (r) => r.maxConcurrency,
@@ -95,81 +353,255 @@ const rows: Row[] = [
     text: (r) => `${r.maxConcurrency} (${r.scenario.maxParallelism})`,
   },
   {
-    label: "onComplete success / failed / canceled",
+    label: "onComplete calls: success / failed / canceled",
     get: () => NaN,
     noRatio: true,
     text: (r) => `${r.completions.success} / ${r.completions.failed} / ${r.completions.canceled}`,
   },
   {
-    label: "onComplete lost / duplicate / wrong kind",
+    label: "onComplete calls: lost / duplicate / wrong result",
     get: () => NaN,
     noRatio: true,
     text: (r) =>
       `${r.lost} / ${r.duplicates} / ${r.wrongKind}${r.finished ? "" : " (deadline hit)"}`,
   },
-  { label: "harness wall-clock (s)", get: (r) => r.wallSeconds, digits: 1 },
+  { label: "harness wall-clock (real s)", get: (r) => r.wallSeconds, digits: 1 },
 ];
 
-export function scenarioTable(pair: Pair): string {
-  const lines = ["| metric | ours | peer | ours / peer |", "| --- | ---: | ---: | ---: |"];
-  for (const row of rows) {
-    const cell = (r?: Result) =>
-      r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
-    const rat = row.noRatio
-      ? ""
-      : ratio(pair.ours && row.get(pair.ours), pair.peer && row.get(pair.peer));
-    lines.push(`| ${row.label} | ${cell(pair.ours)} | ${cell(pair.peer)} | ${rat} |`);
-  }
-  return lines.join("\n");
+export function scenarioTable(run: ScenarioRun): string {
+  return table(
+    ["metric", "ours", "peer", "ours / peer"],
+    ["---", "---:", "---:", "---:"],
+    ROWS.map((row) => {
+      const cell = (r?: Measured) =>
+        r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
+      const x = row.noRatio
+        ? ""
+        : fmtRatio(ratioOf(run.ours && row.get(run.ours), run.peer && row.get(run.peer)));
+      return [row.label, cell(run.ours), cell(run.peer), x];
+    }),
+  );
 }
 
-/** The largest per-function share of calls and writes, for docs/PERFORMANCE.md. */
-export function breakdown(r: Result): string {
-  const lines = [
-    `| function (${r.side}) | calls / job | docs read / job | docs written / job | KB written / job |`,
-    "| --- | ---: | ---: | ---: | ---: |",
-  ];
+/** Calls and usage per function and per job, most called first. */
+export function breakdown(r: Measured): string {
   const keys = new Set([...r.counters.byFunction.keys(), ...r.counters.usageByFunction.keys()]);
+  const none: Usage = { docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 };
   const entries = [...keys].map((k) => ({
     k,
     calls: r.counters.byFunction.get(k) ?? 0,
-    u: r.counters.usageByFunction.get(k) ?? {
-      docsRead: 0,
-      docsWritten: 0,
-      bytesRead: 0,
-      bytesWritten: 0,
-    },
+    u: r.counters.usageByFunction.get(k) ?? none,
   }));
   entries.sort((a, b) => b.calls - a.calls || b.u.docsWritten - a.u.docsWritten);
-  for (const e of entries) {
-    lines.push(
-      `| \`${e.k}\` | ${fmt(perJob(r, e.calls), 3)} | ${fmt(perJob(r, e.u.docsRead))} | ${fmt(perJob(r, e.u.docsWritten))} | ${fmt(perJob(r, e.u.bytesWritten) / 1000, 3)} |`,
-    );
-  }
-  return lines.join("\n");
+  return table(
+    [
+      `function (${r.side})`,
+      "calls / job",
+      "docs read / job",
+      "docs written / job",
+      "KB written / job",
+    ],
+    ["---", "---:", "---:", "---:", "---:"],
+    entries.map((e) => [
+      `\`${e.k}\``,
+      fmt(perJob(r, e.calls), 3),
+      fmt(perJob(r, e.u.docsRead)),
+      fmt(perJob(r, e.u.docsWritten)),
+      fmt(perJob(r, e.u.bytesWritten) / 1000, 3),
+    ]),
+  );
 }
 
-export function methodNotes(): string {
-  return [
-    "How it is measured (same workload, same counters, both sides):",
-    "",
-    "- Each scenario runs on a fresh `convexTest` backend per side, with the pool installed as `ours` or",
-    "  `peer` and driven by the same app code (`bench/app/pools.ts`) through the public client API: one",
-    "  `enqueueAction` / `enqueueMutation` call per job, 100 per app mutation, every job with an",
-    "  `onComplete` that inserts one row.",
-    `- Virtual clock: fake timers advanced ${STEP_MS} ms at a time with a real tick between steps; the run`,
-    `  continues ${SETTLE_MS / 1000} s of virtual time after the last onComplete (counted: the loop winding down`,
-    "  is part of the cost; a late duplicate onComplete would show).",
-    "- Function calls and documents/bytes come from convex-test (`bench/instrument.ts`): calls from its",
-    "  execution contexts (component path, function path, type), usage from its per-transaction",
-    "  `TransactionMetricsTracker` layers, attributed to each function's own reads and writes (a nested",
-    "  call's usage belongs to the callee). convex-test's own helpers (`t.run`, scheduled-function",
-    "  bookkeeping) are not counted. Per-job figures divide by the number of jobs and include the app's",
-    "  enqueue mutations, the jobs themselves and onComplete. Scheduling a function is not a write here.",
-    "- Start lag: the job's first attempt start minus the time it was enqueued (recorded by the jobs).",
-    "  Makespan: first enqueue to last onComplete. Utilization: Σ attempt busy time / (maxParallelism ×",
-    "  makespan), for action scenarios. Concurrency: attempts running at once, as the jobs saw it.",
-    "- A run fails (non-zero exit) on any lost or duplicate onComplete, a wrong result kind, or more",
-    "  attempts running at once than maxParallelism.",
-  ].join("\n");
+// ---------------------------------------------------------------------------------------------
+// The document and the console report
+// ---------------------------------------------------------------------------------------------
+
+/** The runs that failed a correctness check, one line each. */
+function failures(run: BenchRun): string[] {
+  const out: string[] = [];
+  for (const s of run.scenarios)
+    for (const r of [s.ours, s.peer])
+      if (
+        r &&
+        (!r.finished ||
+          r.lost ||
+          r.duplicates ||
+          r.wrongKind ||
+          r.maxConcurrency > r.scenario.maxParallelism)
+      )
+        out.push(
+          `${s.scenario.id} ${r.side}: ${r.lost} lost, ${r.duplicates} duplicate, ${r.wrongKind} wrong-result onComplete calls, ` +
+            `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})${r.finished ? "" : ", deadline hit"}`,
+        );
+  return out;
+}
+
+function compared(run: BenchRun): string {
+  const { meta } = run;
+  const v = meta.versions;
+  const m = meta.machine;
+  return `- **Ours**: convex-workpool ${v.ours} (this repository).
+- **Peer**: @convex-dev/workpool ${v.peer}.
+- **Backend**: convex-test ${v.convexTest}, Convex's embedded test backend, with a virtual clock;
+  convex ${v.convex}.
+- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, ${m.os}; Node ${v.node}.
+- **Command**: \`${meta.command}\`, on ${meta.date.slice(0, 10)}, ${meta.wallSeconds.toFixed(0)} s wall-clock for the whole run.`;
+}
+
+function howMeasured(run: BenchRun): string {
+  const { stepMs, settleMs } = run.meta;
+  return `- **Same workload, same app code, both sides.** Each scenario runs twice, each time on a
+  fresh convex-test backend with one pool installed (as component \`ours\` or \`peer\`), driven by the
+  same app code (\`bench/app/pools.ts\`) through each package's public client: one
+  \`enqueueAction\` / \`enqueueMutation\` call per job, 100 jobs per app mutation (one in the
+  trickle), every job with an \`onComplete\` mutation that inserts one row.
+- **Virtual clock.** Timers and \`Date\` are faked and advanced ${stepMs} ms at a time, with one real
+  tick between steps. After the last onComplete the run continues for ${settleMs / 1000} s of virtual
+  time: the pool winding down is part of its cost, and a late duplicate onComplete would show.
+- **Function calls, documents and bytes** are counted inside convex-test (\`bench/instrument.ts\`):
+  calls from its execution contexts (component, function, type), documents and bytes from its
+  per-transaction metrics, attributed to the function that did the reading or writing (a nested
+  call's usage belongs to the callee). convex-test's own helpers (\`t.run\`, scheduled-function
+  bookkeeping) are not counted, and scheduling a function does not count as a write. Per-job
+  figures are totals divided by the number of jobs. Pool function calls are the pool's own;
+  documents and bytes also include the app's enqueue mutations, the jobs themselves and their
+  onComplete (identical on both sides, so their ratios slightly understate the difference between
+  the pools): the full tables give the pool's share separately.
+- **Start lag**: from enqueue to the start of the job's first attempt, as the job recorded it.
+  **Makespan**: from the first enqueue to the last onComplete. **Utilization** (action scenarios):
+  the attempts' total busy time / (maxParallelism × makespan); 1 means every slot was busy all the
+  time. **Concurrency**: attempts running at once, as the jobs saw it.
+- **Largest single transaction**: the most documents (and bytes) any one transaction read, to set
+  against Convex's per-transaction limits (32,000 documents and 16 MiB, as convex-test enforces
+  them): a pool whose transactions grow with its backlog would approach them.
+- **Correctness is checked on every run**: the bench fails (non-zero exit) on a lost or duplicate
+  onComplete, an onComplete with the wrong result kind, or more attempts running at once than
+  maxParallelism.`;
+}
+
+function notShown(run: BenchRun): string {
+  const b = run.scenarios.find((s) => s.scenario.id === "4b");
+  const walls = [b?.ours, b?.peer].flatMap((r) => (r ? [r.wallSeconds.toFixed(0)] : []));
+  const ran4c = run.scenarios.some((s) => s.scenario.id === "4c");
+  return `- **Not a live deployment.** convex-test runs every transaction in-process, one at a time:
+  there are no optimistic-concurrency conflicts (and so no retried mutations), no network, no
+  function cold starts and no real scheduler latency. Latency figures are the pools' own scheduling
+  decisions (timers, polling intervals, batching) on a virtual clock, not end-to-end latency on a
+  Convex deployment. Contention between enqueueing and the pool's loop is argued from read/write
+  sets in \`docs/PERFORMANCE.md\`, not measured here.
+- **Not Convex's bill.** Documents and bytes are convex-test's accounting of reads and writes,
+  which approximates but is not Convex's database bandwidth billing; scheduled functions, index
+  entries and storage are not counted.
+- **One run per scenario.** With a virtual clock the figures barely vary between runs, but no spread
+  is measured. "Harness wall-clock" is how long convex-test took, not how fast a pool is.
+- **Only these workloads.** No large arguments or results, no jobs that fail for good, no app with
+  several pools, no status queries while jobs run.
+- **The 50,000-job backlog** (scenario 4c) is opt-in and ${ran4c ? "was run here" : "was not run here"}: \`BENCH_LARGE=1 npm run bench\`
+  (or \`BENCH_ONLY=4c BENCH_LARGE=1 npm run bench\`). convex-test slows down as history grows (it
+  keeps every scheduled function's row, and queries scan a component's documents), so it takes
+  far longer than the rest${walls.length ? `: scenario 4b took ${walls.join(" and ")} s (ours and peer) here` : ""}.`;
+}
+
+function rerunning(): string {
+  return `\`npm run bench\` runs every scenario on both sides (about ten minutes on two cores), prints
+the tables, writes this file and saves the raw measurements to \`bench-out/latest.json\`;
+\`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
+without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs,
+\`BENCH_NO_WRITE=1\` leaves this file alone, \`BENCH_STEP_MS\` sets the virtual step. Sizes:
+\`BENCH_BURST_JOBS\`, \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`,
+\`BENCH_BACKLOG_JOBS\`, \`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`.`;
+}
+
+function glanceKey(run: BenchRun): string {
+  return `Each cell is **ours vs peer (ours ÷ peer)**. Below 1 is better for us, except utilization,
+where higher is better. Costs are per job and include the app's own share (the same on both
+sides). Differences under ${PAR * 100} %, or for times within one ${run.meta.stepMs} ms step of the virtual clock, are
+called on par. Where ours costs more, the verdict names the pool module most of the difference
+comes from; "Where the calls and writes go" below breaks both pools down per function.`;
+}
+
+function scenarioSections(run: BenchRun, heading: string): string {
+  return run.scenarios
+    .map(
+      (s) =>
+        `${heading} ${s.scenario.id}. ${s.scenario.title}\n\n${s.scenario.about ? `${s.scenario.about}\n\n` : ""}${scenarioTable(s)}`,
+    )
+    .join("\n\n");
+}
+
+/** The correctness line: no lost or duplicate onComplete, or which runs had some. */
+function correctness(run: BenchRun): string {
+  const bad = failures(run);
+  return bad.length
+    ? `**Some runs failed their correctness checks:**\n\n${bad.map((b) => `- ${b}`).join("\n")}`
+    : "Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism.";
+}
+
+function whereItGoes(details: string[]): string {
+  return `## Where the calls and writes go
+
+Per function and per job, for a burst of actions (1a) and of mutations (3). Functions are named
+\`component:module:function\`: \`ours\` is this package, \`peer\` and \`peer/batchWorker\` are
+@convex-dev/workpool, \`app\` is the bench app (the same on both sides).
+
+${details.join("\n\n")}
+
+`;
+}
+
+/** docs/BENCHMARKS.md */
+export function renderDocument(run: BenchRun): string {
+  const details: string[] = [];
+  for (const s of run.scenarios.filter((s) => ["1a", "3"].includes(s.scenario.id)))
+    for (const r of [s.ours, s.peer])
+      if (r)
+        details.push(`### ${s.scenario.id}. ${s.scenario.title}: ${r.side}\n\n${breakdown(r)}`);
+  return `# Benchmarks: convex-workpool vs @convex-dev/workpool
+
+The same workloads, run through both pools on an embedded Convex backend: what each costs per job
+(function calls, documents and bytes read and written) and how quickly jobs start and finish.
+
+${compared(run)}
+
+## At a glance
+
+${glanceKey(run)}
+
+${glanceTable(run)}
+
+${correctness(run)}
+
+## Scenarios
+
+${scenarioSections(run, "###")}
+
+${details.length ? whereItGoes(details) : ""}## How it is measured
+
+${howMeasured(run)}
+
+## What this does not show
+
+${notShown(run)}
+
+## Running it
+
+${rerunning()}
+`;
+}
+
+/** What `npm run bench` prints at the end. */
+export function renderConsole(run: BenchRun): string {
+  return `\n${scenarioSections(run, "##")}\n\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\nwall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+}
+
+/** The line printed as each run ends. */
+export function progressLine(r: Measured, logged: { error: number; warn: number }): string {
+  const lag = lagStats(r.lags);
+  return (
+    `[bench] ${r.scenario.id} ${r.side.padEnd(4)} ${r.wallSeconds.toFixed(1)} s wall | pool calls/job ${fmt(poolCallsPerJob(r))}` +
+    ` | docs r/w per job ${fmt(docsReadPerJob(r), 1)}/${fmt(docsWrittenPerJob(r), 1)}` +
+    ` | makespan ${fmtMs(r.makespanMs)} | lag p50 ${fmtMs(lag.p50)} | max conc ${r.maxConcurrency}` +
+    ` | onComplete ${JSON.stringify(r.completions)} lost ${r.lost} dup ${r.duplicates}` +
+    ` | console.error ${logged.error} warn ${logged.warn}\n`
+  );
 }

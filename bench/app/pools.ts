@@ -1,12 +1,20 @@
 // The bench app's use of a pool, through the public client API only. The same code drives our
 // component (installed as "ours", client from src/client) or @convex-dev/workpool (installed as
 // "peer", its own client): `side` picks which.
-import { mutationGeneric } from "convex/server";
+import { mutationGeneric, type FunctionReference } from "convex/server";
 import { v } from "convex/values";
 import { Workpool as PeerWorkpool } from "@convex-dev/workpool";
-import { Workpool as OurWorkpool } from "../../src/client/index.js";
-import { components, internal } from "./_generated/api.js";
+import { Workpool as OurWorkpool, type OnCompleteArgs } from "../../src/client/index.js";
+import { api, components, internal } from "./_generated/api.js";
 import { probe } from "./probe.js";
+
+/** jobs.onComplete as both clients type an onComplete: its validator takes `context` as optional
+ * (no job here has one), which the clients' types spell as a required `context: any`. */
+const onComplete = internal.jobs.onComplete as FunctionReference<
+  "mutation",
+  "internal",
+  OnCompleteArgs
+>;
 
 const vSide = v.union(v.literal("ours"), v.literal("peer"));
 const vRetry = v.optional(
@@ -36,18 +44,18 @@ export const enqueue = mutationGeneric({
     const ids: string[] = [];
     for (const key of keys) {
       probe.enqueuedAt.set(key, Date.now());
-      const options = { onComplete: internal.jobs.onComplete, runAfter };
+      const options = { onComplete, runAfter };
       if (kind === "action") {
         ids.push(
           await p.enqueueAction(
             ctx,
-            internal.jobs.work,
+            api.jobs.work,
             { key, ms, failTimes },
             { ...options, retry: retry ?? false },
           ),
         );
       } else {
-        ids.push(await p.enqueueMutation(ctx, internal.jobs.quick, { key }, options));
+        ids.push(await p.enqueueMutation(ctx, api.jobs.quick, { key }, options));
       }
     }
     return ids;

@@ -1,0 +1,93 @@
+/**
+ * The record of one `npm run bench`: what was compared, on what, and every scenario's measurements
+ * on both pools. docs/BENCHMARKS.md is rendered from it (bench/report.ts), and it is saved as JSON
+ * (bench-out/latest.json) so that the document can be rendered again without rerunning:
+ * `BENCH_FROM_JSON=bench-out/latest.json npm run bench`.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, arch, release, totalmem, type } from "node:os";
+import { dirname } from "node:path";
+import type { Result, Scenario } from "./harness.js";
+
+/** One side's measurements of one scenario: a harness result without its backend. */
+export type Measured = Omit<Result, "backend">;
+
+/** One scenario, as run on each side (a side is missing when `BENCH_SIDES` left it out). */
+export type ScenarioRun = { scenario: Scenario; ours?: Measured; peer?: Measured };
+
+export type RunMeta = {
+  /** When the run ended (ISO 8601). */
+  date: string;
+  /** The command line that made the run, `BENCH_*` variables included. */
+  command: string;
+  versions: { ours: string; peer: string; convex: string; convexTest: string; node: string };
+  machine: { cpu: string; cores: number; memoryGB: number; os: string };
+  /** Wall-clock time of the whole run. */
+  wallSeconds: number;
+  /** The harness's virtual clock step and settle time (bench/harness.ts). */
+  stepMs: number;
+  settleMs: number;
+};
+
+export type BenchRun = { meta: RunMeta; scenarios: ScenarioRun[] };
+
+/** Where `npm run bench` saves its run. */
+export const RUN_JSON = "bench-out/latest.json";
+
+/** Drops the backend (kept by the harness for inspection; not data, and large). */
+export function measured(r: Result): Measured {
+  const { backend, ...rest } = r;
+  void backend;
+  return rest;
+}
+
+function versionOf(pkg: string): string {
+  const path = pkg === "." ? "package.json" : `node_modules/${pkg}/package.json`;
+  return JSON.parse(readFileSync(path, "utf8")).version;
+}
+
+/** Describes this run: versions, machine, command. */
+export function runMeta(wallSeconds: number, stepMs: number, settleMs: number): RunMeta {
+  const env = Object.entries(process.env)
+    .filter(([k]) => k.startsWith("BENCH_"))
+    .map(([k, v]) => `${k}=${v} `)
+    .join("");
+  return {
+    date: new Date().toISOString(),
+    command: `${env}npm run bench`,
+    versions: {
+      ours: versionOf("."),
+      peer: versionOf("@convex-dev/workpool"),
+      convex: versionOf("convex"),
+      convexTest: versionOf("convex-test"),
+      node: process.version,
+    },
+    machine: {
+      cpu: cpus()[0]?.model.trim() ?? "unknown",
+      cores: cpus().length,
+      memoryGB: Math.round(totalmem() / 2 ** 30),
+      os: `${type()} ${release()} ${arch()}`,
+    },
+    wallSeconds,
+    stepMs,
+    settleMs,
+  };
+}
+
+// Counters hold Maps (calls and usage per function): JSON has no Maps, so they are written as
+// `{ "$map": [[key, value], ...] }` and read back as Maps.
+const replacer = (_key: string, value: unknown) =>
+  value instanceof Map ? { $map: [...value] } : value;
+const reviver = (_key: string, value: any) =>
+  value !== null && typeof value === "object" && Array.isArray(value.$map)
+    ? new Map(value.$map)
+    : value;
+
+export function saveRun(path: string, run: BenchRun): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, JSON.stringify(run, replacer) + "\n");
+}
+
+export function loadRun(path: string): BenchRun {
+  return JSON.parse(readFileSync(path, "utf8"), reviver) as BenchRun;
+}
