@@ -5,11 +5,13 @@
 //   - every path in the `exports` map resolves to a file inside the installed package;
 //   - the packed file list has no tests and has what `./test` needs (src/test.ts, src/component);
 //   - convex's own bundler accepts the installed component directory (entry points + esbuild);
-//   - the app type-checks (`tsc --noEmit`, moduleResolution Bundler and NodeNext), importing
-//     `convex-workpool`, `convex-workpool/convex.config(.js)`, `convex-workpool/test` and the
-//     `ComponentApi` type from `convex-workpool/_generated/component.js`;
-//   - the app's vitest test registers the component with `convex-workpool/test`, enqueues an action
-//     through `new Workpool(...)`, and sees it finish and its onComplete run.
+//   - README.md: every TypeScript block is written into an app (`readme/`) as its
+//     `<!-- file: path -->` marker says, which type-checks under `strict` (skipLibCheck off, so our
+//     .d.ts files are checked too) and whose test — the README's — passes under vitest; the other
+//     entry points (`convex-workpool/convex.config`, `./test`, the `ComponentApi` type) type-check
+//     under moduleResolution Bundler and NodeNext;
+//   - example/: a copy (`example/`) type-checks with its own tsconfig and its tests pass against
+//     the installed package, and its package.json installs the tarball this build packs.
 // Plain node (child_process), because `npm test`'s vitest runs in edge-runtime and can't spawn.
 // Prints one PASS/FAIL line at the end and exits non-zero on failure. Temp dirs are removed unless
 // KEEP_TMP=1.
@@ -84,15 +86,17 @@ function exportTargets(exportsMap) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The temporary app.
+// The temporary app: dependencies at its root, the README's app in readme/, the example in example/
+// (both resolve packages from the root's node_modules).
 
-const APP_FILES = {
-  "package.json": JSON.stringify(
-    { name: "workpool-package-test-app", private: true, type: "module" },
-    null,
-    2,
-  ),
+const ROOT_PACKAGE_JSON = JSON.stringify(
+  { name: "workpool-package-test-app", private: true, type: "module" },
+  null,
+  2,
+);
 
+/** What the README does not show but an app has: codegen's generic files, and the TS settings. */
+const README_APP_EXTRAS = {
   "tsconfig.json": JSON.stringify(
     {
       compilerOptions: {
@@ -104,7 +108,7 @@ const APP_FILES = {
         skipLibCheck: false,
         isolatedModules: true,
         noEmit: true,
-        types: ["node", "vite/client"],
+        types: ["node"],
       },
       include: ["convex", "vitest.config.ts"],
     },
@@ -112,191 +116,100 @@ const APP_FILES = {
     2,
   ),
 
-  // The same app under Node's own resolution (what a non-bundler TS setup sees).
+  // The package's entry points under Node's own resolution (what a non-bundler TS setup sees).
   "tsconfig.nodenext.json": JSON.stringify(
     {
       extends: "./tsconfig.json",
       compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext" },
-      include: ["convex"],
+      include: ["convex/entrypoints.ts"],
     },
     null,
     2,
   ),
-
-  "vitest.config.ts": `import { defineConfig } from "vitest/config";
-
-export default defineConfig({
-  test: {
-    environment: "edge-runtime",
-    server: { deps: { inline: ["convex-test"] } },
-    include: ["convex/**/*.test.ts"],
-    testTimeout: 60_000,
-  },
-});
-`,
-
-  "convex/convex.config.ts": `import { defineApp } from "convex/server";
-import workpool from "convex-workpool/convex.config.js";
-
-const app = defineApp();
-app.use(workpool, { name: "workpool" });
-export default app;
-`,
-
-  "convex/schema.ts": `import { defineSchema, defineTable } from "convex/server";
-import { v } from "convex/values";
-
-export default defineSchema({
-  completions: defineTable({ workId: v.string(), context: v.any(), result: v.any() }),
-});
-`,
-
-  // Hand-written stand-in for what \`npx convex dev\` generates.
-  "convex/_generated/api.ts": `import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
-import { anyApi, componentsGeneric } from "convex/server";
-import type { ComponentApi } from "convex-workpool/_generated/component.js";
-import type * as jobs from "../jobs.js";
-
-const fullApi: ApiFromModules<{ jobs: typeof jobs }> = anyApi as any;
-export const api: FilterApi<typeof fullApi, FunctionReference<any, "public">> = anyApi as any;
-export const internal: FilterApi<typeof fullApi, FunctionReference<any, "internal">> = anyApi as any;
-export const components = componentsGeneric() as unknown as {
-  workpool: ComponentApi<"workpool">;
-};
-`,
-
-  "convex/jobs.ts": `import {
-  internalActionGeneric,
-  mutationGeneric,
-  queryGeneric,
-} from "convex/server";
-import { v } from "convex/values";
-import {
-  NonRetryableError,
-  Workpool,
-  vWorkId,
-  type RunResult,
-  type Status,
-  type WorkId,
-} from "convex-workpool";
-import { components, internal } from "./_generated/api.js";
-
-const pool = new Workpool(components.workpool, {
-  maxParallelism: 2,
-  retryActionsByDefault: true,
-  logLevel: "WARN",
-});
-
-export const double = internalActionGeneric({
-  args: { n: v.number() },
-  handler: async (_ctx, { n }): Promise<number> => {
-    if (n < 0) throw new NonRetryableError("negative");
-    return n * 2;
-  },
-});
-
-export const done = pool.defineOnComplete({
-  context: v.object({ label: v.string() }),
-  handler: async (ctx, { workId, context, result }) => {
-    const r: RunResult = result;
-    await ctx.db.insert("completions", { workId, context, result: r });
-  },
-});
-
-export const start = mutationGeneric({
-  args: { n: v.number(), label: v.string() },
-  returns: vWorkId,
-  handler: async (ctx, { n, label }): Promise<WorkId> =>
-    await pool.enqueueAction(ctx, internal.jobs.double, { n }, {
-      onComplete: internal.jobs.done,
-      context: { label },
-    }),
-});
-
-export const status = queryGeneric({
-  args: { id: vWorkId },
-  handler: async (ctx, { id }): Promise<Status> => await pool.status(ctx, id),
-});
-
-export const completions = queryGeneric({
-  args: {},
-  handler: async (ctx) => await ctx.db.query("completions").collect(),
-});
-`,
 
   // Type-level checks of the other entry points (never run).
   "convex/entrypoints.ts": `import type { ComponentApi } from "convex-workpool/_generated/component.js";
 import type { WorkpoolComponent } from "convex-workpool";
 import workpoolConfig from "convex-workpool/convex.config";
 import workpoolConfigJs from "convex-workpool/convex.config.js";
-import workpoolTest, { register } from "convex-workpool/test";
+import workpoolTest, { loadModules, register, type RegisterOptions } from "convex-workpool/test";
 
 export const sameConfig: typeof workpoolConfigJs = workpoolConfig;
 export const component: ComponentApi = null as unknown as WorkpoolComponent;
 export const registerFn: typeof register = workpoolTest.register;
+export const loadFn: typeof loadModules = workpoolTest.loadModules;
+export const quiet: RegisterOptions = { logLevel: "WARN" };
 export const hasSchema: object = workpoolTest.schema;
 export const hasModules: Record<string, () => Promise<unknown>> = workpoolTest.modules;
 `,
+};
 
-  "convex/jobs.test.ts": `/// <reference types="vite/client" />
-import { convexTest } from "convex-test";
-import { afterEach, expect, test, vi } from "vitest";
-import workpool from "convex-workpool/test";
-import { api } from "./_generated/api.js";
-import schema from "./schema.js";
+/** codegen's generic `_generated` files, as the example app has them. */
+const GENERIC_GENERATED = ["server.ts", "dataModel.ts"];
 
-const modules = import.meta.glob("./**/*.ts");
-const realSetTimeout = globalThis.setTimeout;
-const realTick = () => new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+/**
+ * The README's TypeScript blocks, as files: each \`\`\`ts block must follow a
+ * `<!-- file: path -->` marker (a new file) or `<!-- file: path (continued) -->` (appended to it).
+ */
+function readmeFiles(readme) {
+  const files = {};
+  const fence = /^```(\w*)\n([\s\S]*?)^```$/gm;
+  let m;
+  while ((m = fence.exec(readme)) !== null) {
+    const lang = m[1];
+    if (lang !== "ts" && lang !== "typescript" && lang !== "tsx") continue;
+    const before = readme.slice(0, m.index).trimEnd();
+    const marker = /<!-- file: (\S+)( \(continued\))? -->$/.exec(before);
+    const line = readme.slice(0, m.index).split("\n").length;
+    if (!marker) fail(`README.md:${line}: a TypeScript block without a <!-- file: path --> marker`);
+    const [, file, continued] = marker;
+    if (continued) {
+      if (!(file in files)) fail(`README.md:${line}: continues ${file}, which no block started`);
+      files[file] += `\n${m[2]}`;
+    } else {
+      if (file in files) fail(`README.md:${line}: ${file} started twice`);
+      files[file] = m[2];
+    }
+  }
+  for (const need of ["convex/convex.config.ts", "convex/emails.ts", "convex/emails.test.ts"]) {
+    if (!(need in files)) fail(`README.md has no block for ${need}`);
+  }
+  return files;
+}
 
-/** Advances the fake clock in small steps, with a real tick between, so scheduled functions run. */
-async function runFor(ms: number, stepMs = 10) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    await vi.advanceTimersByTimeAsync(Math.min(stepMs, end - Date.now()));
-    await realTick();
+/** Copies example/ (without the in-repo tsconfig overlay or an install) to `target`. */
+function copyExample(target) {
+  fs.cpSync(path.join(repo, "example"), target, {
+    recursive: true,
+    filter: (src) => !/(^|\/)(node_modules|package-lock\.json|tsconfig\.repo\.json)$/.test(src),
+  });
+}
+
+/** `npm install <args>` in `cwd` from npm's cache, or from the registry if the cache lacks some. */
+function npmInstall(cwd, args) {
+  const installArgs = ["install", "--no-audit", "--no-fund", ...args];
+  const inst = run("npm", [...installArgs, "--offline"], cwd, { allowFail: true, quiet: true });
+  if (inst.status !== 0) {
+    log("offline install failed; installing from the registry (--prefer-offline)");
+    run("npm", [...installArgs, "--prefer-offline"], cwd);
   }
 }
 
-afterEach(() => {
-  vi.useRealTimers();
-});
+/** The "Tests N passed" line of a vitest run's output; fails unless every test passed. */
+function passedSummary(out, where) {
+  const passedLine = out.split("\n").find((l) => /Tests\s+\d+ passed/.test(l));
+  if (!passedLine) fail(`vitest in ${where} has no passing summary:\n${out}`);
+  if (/\d+ (failed|skipped)/.test(passedLine)) fail(`vitest in ${where}: ${passedLine}`);
+  return passedLine.trim();
+}
 
-test("an enqueued action finishes and its onComplete runs", async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
-  const t = convexTest(schema, modules);
-  workpool.register(t, "workpool");
-
-  const id = await t.mutation(api.jobs.start, { n: 21, label: "first" });
-  expect(typeof id).toBe("string");
-  await runFor(2000);
-
-  const status = await t.query(api.jobs.status, { id });
-  expect(status.state).toBe("finished");
-  const completions = await t.query(api.jobs.completions, {});
-  expect(completions).toHaveLength(1);
-  expect(completions[0]).toMatchObject({
-    workId: id,
-    context: { label: "first" },
-    result: { kind: "success", returnValue: 42 },
-  });
-});
-
-test("a NonRetryableError fails the job once, without retries", async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
-  const t = convexTest(schema, modules);
-  workpool.register(t);
-
-  const id = await t.mutation(api.jobs.start, { n: -1, label: "bad" });
-  await runFor(2000);
-
-  const completions = await t.query(api.jobs.completions, {});
-  expect(completions).toHaveLength(1);
-  expect(completions[0]).toMatchObject({ workId: id, result: { kind: "failed" } });
-  expect((await t.query(api.jobs.status, { id })).state).toBe("finished");
-});
-`,
-};
+/** Runs vitest in `dir` with the app's binary; returns its "Tests N passed" line. */
+function vitestIn(dir, app) {
+  return passedSummary(
+    run(path.join(app, "node_modules", ".bin", "vitest"), ["run"], dir).out,
+    dir,
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -340,20 +253,39 @@ async function main() {
 
   // A fresh app, with the tarball and the repo's versions of the tools.
   const app = mkTmp("workpool-app-");
-  for (const [rel, text] of Object.entries(APP_FILES)) write(app, rel, text);
+  write(app, "package.json", ROOT_PACKAGE_JSON);
+  const readmeApp = path.join(app, "readme");
+  const readme = readmeFiles(fs.readFileSync(path.join(repo, "README.md"), "utf8"));
+  for (const [rel, text] of Object.entries({ ...readme, ...README_APP_EXTRAS })) {
+    write(readmeApp, rel, text);
+  }
+  for (const f of GENERIC_GENERATED) {
+    fs.copyFileSync(
+      path.join(repo, "example/convex/_generated", f),
+      path.join(readmeApp, "convex/_generated", f),
+    );
+  }
+  log(`README: ${Object.keys(readme).length} files from its TypeScript blocks`);
+  // example/README.md's "Deploying it for real": the tarball beside a copy of example/.
+  const exampleParent = mkTmp("workpool-example-");
+  fs.copyFileSync(tarball, path.join(exampleParent, packed.filename));
+  const exampleApp = path.join(exampleParent, "workpool-example");
+  copyExample(exampleApp);
+  const exampleDep = JSON.parse(fs.readFileSync(path.join(exampleApp, "package.json"), "utf8"))
+    .dependencies?.["convex-workpool"];
+  if (exampleDep !== `file:../${packed.filename}`) {
+    fail(
+      `example/package.json installs convex-workpool from ${exampleDep}, not file:../${packed.filename}`,
+    );
+  }
   const deps = DEPS.map((name) => {
     const v = JSON.parse(
       fs.readFileSync(path.join(repo, "node_modules", name, "package.json"), "utf8"),
     ).version;
     return `${name}@${v}`;
   });
-  const installArgs = ["install", "--no-audit", "--no-fund", "--no-save", tarball, ...deps];
   log(`npm install (offline) ${deps.join(" ")} + tarball`);
-  const inst = run("npm", [...installArgs, "--offline"], app, { allowFail: true, quiet: true });
-  if (inst.status !== 0) {
-    log("offline install failed; installing from the registry (--prefer-offline)");
-    run("npm", [...installArgs, "--prefer-offline"], app);
-  }
+  npmInstall(app, ["--no-save", tarball, ...deps]);
   const installed = path.join(app, "node_modules", "convex-workpool");
   if (!fs.existsSync(path.join(installed, "package.json"))) fail("convex-workpool not installed");
 
@@ -393,20 +325,17 @@ async function main() {
   );
   await checkConvexBundler(app, componentDir, distComponent);
 
-  log("tsc --noEmit (moduleResolution Bundler)");
-  run(path.join(app, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", "tsconfig.json"], app);
-  log("tsc --noEmit (moduleResolution NodeNext)");
-  run(
-    path.join(app, "node_modules", ".bin", "tsc"),
-    ["--noEmit", "-p", "tsconfig.nodenext.json"],
-    app,
-  );
-
-  log("vitest run");
-  const vt = run(path.join(app, "node_modules", ".bin", "vitest"), ["run"], app);
-  const passedLine = vt.out.split("\n").find((l) => /Tests\s+\d+ passed/.test(l));
-  if (!passedLine) fail(`vitest output has no passing summary:\n${vt.out}`);
-  log(passedLine.trim());
+  const tsc = path.join(app, "node_modules", ".bin", "tsc");
+  log("README app: tsc --noEmit (strict, moduleResolution Bundler)");
+  run(tsc, ["--noEmit", "-p", "tsconfig.json"], readmeApp);
+  log("README app: the entry points under moduleResolution NodeNext");
+  run(tsc, ["--noEmit", "-p", "tsconfig.nodenext.json"], readmeApp);
+  log(`README app: vitest run: ${vitestIn(readmeApp, app)}`);
+  log("example: npm install (its package.json: convex, and the tarball)");
+  npmInstall(exampleApp, []);
+  log("example: npm run typecheck");
+  run("npm", ["run", "typecheck"], exampleApp);
+  log(`example: npm test: ${passedSummary(run("npm", ["test"], exampleApp).out, "example")}`);
 }
 
 /**
