@@ -554,7 +554,28 @@ describe("watchdog", () => {
     expect(await completions(t)).toEqual([
       expect.objectContaining({ workId: id, result: { kind: "success", returnValue: "w" } }),
     ]);
-    expect(console.error).toHaveBeenCalledWith(expect.stringContaining("loopStalled"));
+    const stalls = vi
+      .mocked(console.error)
+      .mock.calls.filter(([line]) => String(line).includes("loopStalled"));
+    expect(stalls).toHaveLength(1);
+  });
+
+  it("raises one alarm for one dead loop, even when its restart runs late", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const [id] = await enqueue(t, "action", [{ key: "w", ms: 200 }]);
+    await runUntil(t, () => probe.running === 1);
+    vi.spyOn(Math, "random").mockImplementationOnce(() => {
+      throw new Error("injected fault in main");
+    });
+    await runFor(t, 1000);
+    // From now on every pass, the watchdog's restart included, runs 90 s late: more than one
+    // watchdog interval passes before the restart runs.
+    delaySchedules("loop:main", 90_000);
+    await runFor(t, 400_000, 1000);
+    expect(await completions(t)).toEqual([expect.objectContaining({ workId: id })]);
+    const stalls = error.mock.calls.filter(([line]) => String(line).includes("loopStalled"));
+    expect(stalls).toHaveLength(1);
   });
 
   it("does not cry stalled while the loop's next pass is due but late (a backed-up scheduler)", async () => {

@@ -14,7 +14,7 @@ import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { createLogger } from "./logging.js";
-import { segmentStart } from "./segments.js";
+import { segmentOf, segmentStart } from "./segments.js";
 
 /** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
  * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
@@ -45,10 +45,16 @@ export const check = internalMutation({
     if (current === generation && !(await passOutstanding(ctx, loop, state, now))) {
       const log = createLogger((await readConfig(ctx.db)).logLevel);
       log.error("loopStalled", {
-        message: "the loop made no progress for a watchdog interval; restarting it",
+        message: "the loop's next pass failed or was canceled, and none is due; restarting it",
         generation: current,
       });
-      await ctx.scheduler.runAfter(0, internal.loop.main, { generation: current });
+      const scheduledId = await ctx.scheduler.runAfter(0, internal.loop.main, {
+        generation: current,
+      });
+      // Recorded like a caller's wake-up, so the next check sees this pass as outstanding.
+      await ctx.db.patch("runStatus", status._id, {
+        state: { kind: "waking", segment: segmentOf(now), scheduledId },
+      });
     }
     // A loop asleep until a later segment needs no look before that segment is overdue.
     const nextCheckAt =
