@@ -1,18 +1,25 @@
 #!/usr/bin/env node
 // `npm test`: the checks every change must pass, in order — types, lint, the vitest suite, the
 // package test — stopping at the first failure, then one summary line with each step's time.
-// When the output is not a terminal (a pipe, a CI log) colour is turned off, so logs stay plain.
-// The long runs are `npm run test:slow` (CI runs both).
+// `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
+// (test/scale.ts). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
+// turned off, so logs stay plain.
 import { spawnSync } from "node:child_process";
 
-const STEPS = [
-  ["typecheck", ["run", "typecheck"]],
-  ["lint", ["run", "lint"]],
-  ["vitest", ["exec", "--", "vitest", "run"]],
-  ["package test", ["run", "test:package"]],
-];
+const SLOW_FILES = ["test/faults.test.ts", "test/model.test.ts", "test/bounded.test.ts"];
 
-const env = { ...process.env };
+const slow = process.argv[2] === "slow";
+const STEPS = slow
+  ? [["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]]]
+  : [
+      ["typecheck", ["run", "typecheck"]],
+      ["lint", ["run", "lint"]],
+      ["vitest", ["exec", "--", "vitest", "run"]],
+      ["package test", ["run", "test:package"]],
+    ];
+const name = slow ? "npm run test:slow" : "npm test";
+
+const env = { ...process.env, ...(slow ? { TEST_SCALE: "full" } : {}) };
 if (!process.stdout.isTTY) {
   env.NO_COLOR = "1";
   delete env.FORCE_COLOR;
@@ -20,14 +27,15 @@ if (!process.stdout.isTTY) {
 
 const started = Date.now();
 const times = [];
-for (const [name, args] of STEPS) {
+for (const [step, args] of STEPS) {
   const t0 = Date.now();
   const r = spawnSync("npm", args, { stdio: "inherit", env });
-  times.push(`${name} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  times.push(`${step} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   if (r.status !== 0) {
-    console.log(`\nnpm test: FAILED at ${name} (${times.join(", ")})`);
+    console.log(`\n${name}: FAILED at ${step} (${times.join(", ")})`);
     process.exit(r.status ?? 1);
   }
 }
 const total = ((Date.now() - started) / 1000).toFixed(0);
-console.log(`\nnpm test: passed in ${total} s (${times.join(", ")}); long runs: npm run test:slow`);
+const next = slow ? "" : "; long runs: npm run test:slow";
+console.log(`\n${name}: passed in ${total} s (${times.join(", ")})${next}`);
