@@ -37,7 +37,14 @@ type Case = {
   typeOnly?: boolean;
 };
 
-const QUERIES = new Set(["status", "statusBatch", "lib.status", "lib.statusBatch"]);
+const QUERIES = new Set([
+  "status",
+  "statusBatch",
+  "keyStatus",
+  "lib.status",
+  "lib.statusBatch",
+  "keys.keyStatus",
+]);
 
 /** Filled in by `beforeAll`: ids of the seeded backend. */
 const seeded = { pendingId: "", finishedId: "", otherTableId: "" };
@@ -163,6 +170,21 @@ const LIMIT_CASES: Array<[string, unknown]> = [
   ["-Infinity", -Infinity],
 ];
 
+/** Invalid keys (1 to 256 characters). */
+const KEY_CASES: Array<[string, unknown]> = [
+  ["empty", ""],
+  ["of 257 characters", "k".repeat(257)],
+];
+
+/** Invalid key parallelism values (whole number ≥ 1). */
+const KEY_PARALLELISM_CASES: Array<[string, unknown]> = [
+  ["0", 0],
+  ["negative", -1],
+  ["fractional", 1.5],
+  ["NaN", NaN],
+  ["Infinity", Infinity],
+];
+
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 /** The pool's own message for a bad argument: "workpool: invalid <argument>: <rule> (got ...)". */
 const named = (argument: string) => new RegExp(`invalid ${esc(argument)}(?![\\w.[])`);
@@ -219,6 +241,13 @@ function clientCases(): Case[] {
       names: named("statusTtl"),
     },
   );
+  for (const [what, value] of KEY_PARALLELISM_CASES) {
+    cases.push({
+      name: `new Workpool: keyParallelism ${what}`,
+      call: client("constructor", [], { keyParallelism: value }),
+      names: named("keyParallelism"),
+    });
+  }
   for (const [what, value] of TTL_CASES) {
     cases.push({
       name: `new Workpool: statusTtl ${what}`,
@@ -271,6 +300,13 @@ function clientCases(): Case[] {
         name: `${label}: ${what}`,
         call: enqueueCall(options),
         names: named(`${prefix}${argument}`),
+      });
+    }
+    for (const [what, key] of KEY_CASES) {
+      cases.push({
+        name: `${label}: key ${what}`,
+        call: enqueueCall({ key }),
+        names: named(`${prefix}key`),
       });
     }
     // Over-size arguments: in the last item, so a batch's error names that item.
@@ -367,6 +403,38 @@ function clientCases(): Case[] {
     names: typeError("number", "10"),
     typeOnly: true,
   });
+
+  // Keys and pause: the key, and a key's parallelism.
+  for (const [what, key] of KEY_CASES) {
+    cases.push(
+      {
+        name: `cancelAll: key ${what}`,
+        call: client("cancelAll", [{ key }]),
+        names: named("key"),
+      },
+      {
+        name: `setKeyParallelism: key ${what}`,
+        call: client("setKeyParallelism", [key, 2]),
+        names: named("key"),
+      },
+      { name: `keyStatus: key ${what}`, call: client("keyStatus", [key]), names: named("key") },
+      { name: `pause: key ${what}`, call: client("pause", [{ key }]), names: named("key") },
+      { name: `resume: key ${what}`, call: client("resume", [{ key }]), names: named("key") },
+    );
+  }
+  for (const [what, value] of KEY_PARALLELISM_CASES) {
+    cases.push({
+      name: `setKeyParallelism: parallelism ${what}`,
+      call: client("setKeyParallelism", ["k", value]),
+      names: named("parallelism"),
+    });
+  }
+  cases.push({
+    name: "setKeyParallelism: parallelism a string",
+    call: client("setKeyParallelism", ["k", "2"]),
+    names: /Validator error/,
+    typeOnly: true,
+  });
   return cases;
 }
 
@@ -398,6 +466,72 @@ function componentCases(): Case[] {
       names: missing(field),
     });
   }
+  for (const [what, key] of KEY_CASES) {
+    cases.push(
+      {
+        name: `lib.enqueue: key ${what}`,
+        call: direct("lib.enqueue", { ...ENQUEUE, key }),
+        names: named("key"),
+      },
+      {
+        name: `lib.enqueueBatch: items[1].key ${what}`,
+        call: direct("lib.enqueueBatch", { items: [ITEM, { ...ITEM, key }], config: {} }),
+        names: named("items[1].key"),
+      },
+      {
+        name: `lib.cancelAll: key ${what}`,
+        call: direct("lib.cancelAll", { key }),
+        names: named("key"),
+      },
+      {
+        name: `keys.setKeyParallelism: key ${what}`,
+        call: direct("keys.setKeyParallelism", { key, parallelism: 2 }),
+        names: named("key"),
+      },
+      {
+        name: `keys.keyStatus: key ${what}`,
+        call: direct("keys.keyStatus", { key }),
+        names: named("key"),
+      },
+      { name: `keys.pause: key ${what}`, call: direct("keys.pause", { key }), names: named("key") },
+      {
+        name: `keys.resume: key ${what}`,
+        call: direct("keys.resume", { key }),
+        names: named("key"),
+      },
+    );
+  }
+  for (const [what, value] of KEY_PARALLELISM_CASES) {
+    cases.push(
+      {
+        name: `lib.enqueue: config.keyParallelism ${what}`,
+        call: direct("lib.enqueue", { ...ENQUEUE, config: { keyParallelism: value } }),
+        names: named("config.keyParallelism"),
+      },
+      {
+        name: `config.update: keyParallelism ${what}`,
+        call: direct("config.update", { keyParallelism: value }),
+        names: named("keyParallelism"),
+      },
+      {
+        name: `keys.setKeyParallelism: parallelism ${what}`,
+        call: direct("keys.setKeyParallelism", { key: "k", parallelism: value }),
+        names: named("parallelism"),
+      },
+    );
+  }
+  cases.push(
+    {
+      name: "keys.setKeyParallelism: parallelism missing",
+      call: direct("keys.setKeyParallelism", { key: "k" }),
+      names: missing("parallelism"),
+    },
+    {
+      name: "keys.pause: an unknown field",
+      call: direct("keys.pause", { key: "k", forever: true }),
+      names: unknown("forever"),
+    },
+  );
   cases.push(
     {
       name: "lib.enqueue: an unknown field",
@@ -821,6 +955,13 @@ beforeAll(async () => {
   const poolOptions = { maxParallelism: 2 };
   const [finishedId] = await enqueue(t, "mutation", [{ key: "done" }], { poolOptions });
   await runFor(t, 300);
+  // Two paused keys, each with a job in its queue (and, at the end, one resumed while the pool is
+  // full: listed as ready).
+  for (const key of ["kk", "kr"]) {
+    await t.mutation(anyApi.pool.callClient, { method: "pause", args: [{ key }], poolOptions });
+    await enqueue(t, "action", [{ key: `${key}:0` }], { poolOptions, options: { key } });
+  }
+  await runFor(t, 300);
   await enqueue(t, "action", [{ key: "running", ms: 3_600_000 }], { poolOptions });
   await runFor(t, 300);
   await enqueue(t, "action", [{ key: "quick", ms: 200 }], { poolOptions });
@@ -840,6 +981,11 @@ beforeAll(async () => {
     await vi.advanceTimersByTimeAsync(1);
   }
   await t.mutation(anyApi.pool.cancel, { id: toCancel, poolOptions });
+  await t.mutation(anyApi.pool.callClient, {
+    method: "resume",
+    args: [{ key: "kr" }],
+    poolOptions,
+  });
   const otherTableId = await inComponent(
     t,
     async (ctx) => (await ctx.db.query("pendingStart").first())._id,
@@ -849,6 +995,8 @@ beforeAll(async () => {
   for (const table of Object.keys(rows)) expect(rows[table].length, table).toBeGreaterThan(0);
   expect(rows.work.map((w: any) => w.state.kind).sort()).toEqual([
     "finished",
+    "pending",
+    "pending",
     "pending",
     "pending",
     "pending",
@@ -880,6 +1028,14 @@ describe("bad-input catalogue", () => {
         "cancelAll",
         "status",
         "statusBatch",
+        "setKeyParallelism",
+        "keyStatus",
+        "pause",
+        "resume",
+        "keys.setKeyParallelism",
+        "keys.keyStatus",
+        "keys.pause",
+        "keys.resume",
         "lib.enqueue",
         "lib.enqueueBatch",
         "lib.cancel",
@@ -934,6 +1090,19 @@ describe("the catalogue's base calls are valid (each case changes one thing)", (
     ["config.update", direct("config.update", { maxParallelism: 3 }), "writes"],
     ["lib.cancelAll", direct("lib.cancelAll", { limit: 5 }), "writes"],
     ["cancelAll", client("cancelAll", [{ limit: 10 }]), "writes"],
+    ["setKeyParallelism", client("setKeyParallelism", ["k", 2]), "writes"],
+    ["keyStatus", client("keyStatus", ["kk"]), "reads"],
+    ["keys.keyStatus", direct("keys.keyStatus", { key: "kk" }), "reads"],
+    ["pause", client("pause", [{ key: "k" }]), "writes"],
+    ["resume", client("resume", [{ key: "k" }]), "writes"],
+    ["keys.pause", direct("keys.pause", {}), "writes"],
+    ["keys.resume", direct("keys.resume", {}), "writes"],
+    [
+      "keys.setKeyParallelism",
+      direct("keys.setKeyParallelism", { key: "k", parallelism: null }),
+      "writes",
+    ],
+    ["cancelAll of a key", client("cancelAll", [{ key: "kk" }]), "writes"],
   ];
   for (const [name, c, effect] of valid) {
     it(`${name} ${effect}`, async () => {

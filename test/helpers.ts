@@ -81,7 +81,17 @@ export const PER_JOB_TABLES = [
 ] as const;
 
 /** Every table of the component: the per-job tables and the singletons. */
-export const COMPONENT_TABLES = [...PER_JOB_TABLES, "config", "runStatus", "loopState"] as const;
+export const COMPONENT_TABLES = [
+  ...PER_JOB_TABLES,
+  "config",
+  "runStatus",
+  "loopState",
+  "keyQueue",
+  "keyReady",
+  "keyState",
+  "keyLedger",
+  "keySettings",
+] as const;
 
 /** Every row of every component table, and the component's scheduled functions, for before/after
  * comparisons. */
@@ -191,4 +201,19 @@ export function delaySchedules(name: string, delayMs: number): { count: number }
     };
   });
   return delayed;
+}
+
+/** `pool.<method>(ctx, ...args)` of a pool with `poolOptions`, from a mutation. */
+export async function callPool(
+  t: any,
+  method: string,
+  args: unknown[],
+  poolOptions?: object,
+): Promise<any> {
+  return await t.mutation(anyApi.pool.callClient, { method, args, poolOptions });
+}
+
+/** `pool.keyStatus(ctx, key)`, from a query. */
+export async function keyStatus(t: any, key: string): Promise<any> {
+  return await t.query(anyApi.pool.callClientQuery, { method: "keyStatus", args: [key] });
 }

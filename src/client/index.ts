@@ -41,6 +41,7 @@ import {
   type EnqueueItem,
 } from "../component/enqueue.js";
 import { invalidArgument } from "../component/errors.js";
+import { vKeyStatus } from "../component/keys.js";
 import { validateRetryBehavior, validateStatusTtl } from "../component/validate.js";
 import { chunkBySizes } from "./batches.js";
 
@@ -48,8 +49,15 @@ import { chunkBySizes } from "./batches.js";
 const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member.value);
 
 /** Checks the options that are written to the component's config; throws naming the option. */
-function validatePoolConfig(options: { maxParallelism?: number; logLevel?: LogLevel }): void {
-  validateConfigUpdate({ maxParallelism: options.maxParallelism });
+function validatePoolConfig(options: {
+  maxParallelism?: number;
+  keyParallelism?: number;
+  logLevel?: LogLevel;
+}): void {
+  validateConfigUpdate({
+    maxParallelism: options.maxParallelism,
+    keyParallelism: options.keyParallelism,
+  });
   if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
     invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);
   }
@@ -88,6 +96,11 @@ export type WorkpoolComponent = ComponentApi;
  * `{ state: "finished" }` (exactly the peer's shapes; `info` has the result and timings).
  */
 export type { Status };
+
+/** Validator of what `keyStatus` returns. */
+export { vKeyStatus };
+/** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`. */
+export type KeyStatus = Infer<typeof vKeyStatus>;
 
 /**
  * Validator of what `info` returns (without the `null`): a job's name, function type, state,
@@ -163,6 +176,10 @@ export type WorkpoolOptions = {
   /** How long (ms) a finished job's status and result stay readable. Default one day;
    * `Number.POSITIVE_INFINITY` keeps them. */
   statusTtl?: number;
+  /** How many jobs of one key may run at once (a job keeps its key's slot through its retries),
+   * unless `setKeyParallelism` says otherwise for the key. Whole number ≥ 1; default 1. Written to
+   * the component's config on each enqueue and cancel. */
+  keyParallelism?: number;
 } & WorkpoolRetryOptions;
 
 /** Retries of an action: `true` for the pool's default behavior, or a behavior of its own. */
@@ -190,6 +207,9 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   onCompleteExcludeKinds?: readonly RunResult["kind"][];
   /** Passed to onComplete as is. */
   context?: Context;
+  /** Jobs with the same key (1 to 256 characters) form a queue of their own: at most
+   * `keyParallelism` of them run at once, and they start in order. */
+  key?: string;
 } & (
   | { /** When the job may start (ms since epoch). */ runAt?: number; runAfter?: never }
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }
@@ -208,6 +228,8 @@ export type StandaloneEnqueueOptions<Context = unknown, ReturnValue = unknown> =
   retryBehavior?: RetryBehavior;
   /** Written to the component's config, as `WorkpoolOptions.maxParallelism`. */
   maxParallelism?: number;
+  /** Written to the component's config, as `WorkpoolOptions.keyParallelism`. */
+  keyParallelism?: number;
   /** Written to the component's config, as `WorkpoolOptions.logLevel`. */
   logLevel?: LogLevel;
   /** As `WorkpoolOptions.statusTtl` (default one day). */
@@ -319,7 +341,11 @@ async function enqueueJobs(
   options: StandaloneEnqueueOptions<any, any>,
 ): Promise<WorkId[]> {
   const opts = options ?? {};
-  const config = { maxParallelism: opts.maxParallelism, logLevel: opts.logLevel };
+  const config = {
+    maxParallelism: opts.maxParallelism,
+    keyParallelism: opts.keyParallelism,
+    logLevel: opts.logLevel,
+  };
   validatePoolConfig(config);
   const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
   const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
@@ -342,6 +368,7 @@ async function enqueueJobs(
     retryBehavior: fnType === "action" ? opts.retryBehavior : undefined,
     onComplete,
     statusTtlMs: opts.statusTtl,
+    key: opts.key,
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();
@@ -494,12 +521,46 @@ export class Workpool {
     await ctx.runMutation(this.component.lib.cancel, { id, config: this.config() });
   }
 
-  /** Cancels every unfinished job, `limit` per transaction (default 500). */
-  async cancelAll(ctx: MutationCtx | ActionCtx, options?: { limit?: number }): Promise<void> {
+  /** Cancels every unfinished job (with `key`: every unfinished job of that key, and no others),
+   * `limit` per transaction (default 500). */
+  async cancelAll(
+    ctx: MutationCtx | ActionCtx,
+    options?: { limit?: number; key?: string },
+  ): Promise<void> {
     await ctx.runMutation(this.component.lib.cancelAll, {
       limit: options?.limit,
+      key: options?.key,
       config: this.config(),
     });
+  }
+
+  /** Sets one key's parallelism (whole number ≥ 1); `null` returns it to the pool's
+   * `keyParallelism`. Lowering it lets running jobs finish and starts none of the key's jobs until
+   * it has room. */
+  async setKeyParallelism(
+    ctx: MutationCtx | ActionCtx,
+    key: string,
+    parallelism: number | null,
+  ): Promise<void> {
+    await ctx.runMutation(this.component.keys.setKeyParallelism, { key, parallelism });
+  }
+
+  /** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`
+   * (finished counts while the jobs' status is retained). Reactive; its cost does not grow with
+   * the key's backlog. */
+  async keyStatus(ctx: AnyCtx, key: string): Promise<KeyStatus> {
+    return await ctx.runQuery(this.component.keys.keyStatus, { key });
+  }
+
+  /** Pauses the pool (or, with `key`, one key): no attempt starts, retries included, until
+   * `resume`. Stored in the component: it lasts across deploys, whatever options clients pass. */
+  async pause(ctx: MutationCtx | ActionCtx, options?: { key?: string }): Promise<void> {
+    await ctx.runMutation(this.component.keys.pause, { key: options?.key });
+  }
+
+  /** Ends a pause of the pool (or, with `key`, of one key). */
+  async resume(ctx: MutationCtx | ActionCtx, options?: { key?: string }): Promise<void> {
+    await ctx.runMutation(this.component.keys.resume, { key: options?.key });
   }
 
   /**
@@ -561,7 +622,11 @@ export class Workpool {
   }
 
   private config() {
-    return { maxParallelism: this.options.maxParallelism, logLevel: this.options.logLevel };
+    return {
+      maxParallelism: this.options.maxParallelism,
+      keyParallelism: this.options.keyParallelism,
+      logLevel: this.options.logLevel,
+    };
   }
 
   /** One enqueue's options with what this pool adds: retries, config and status TTL. */

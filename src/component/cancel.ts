@@ -4,6 +4,7 @@
  * Only the loop calls this.
  */
 import { finishJob } from "./complete.js";
+import { unqueue } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 
 /** Cancel requests one pass processes; each costs about four reads and three writes. */
@@ -31,11 +32,13 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
         if (!work.canceled) await ctx.db.patch("work", work._id, { canceled: true });
         break;
       case "pending": {
+        // Waiting in pendingStart, or (a keyed job that was due) in its key's queue.
         const start = await ctx.db
           .query("pendingStart")
           .withIndex("by_workId", (q) => q.eq("workId", work._id))
           .first();
         if (start) await ctx.db.delete("pendingStart", start._id);
+        else if (work.key !== undefined) await unqueue(pass, work._id, work.key);
         await finishJob(pass, work, { kind: "canceled" });
         break;
       }

@@ -8,6 +8,7 @@ import { v } from "convex/values";
 import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "./deliver.js";
+import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "./kick.js";
 import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
@@ -74,10 +75,16 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
       if (row.returnValuePayloadId) await ctx.db.delete("payloads", row.returnValuePayloadId);
       continue;
     }
-    pass.state.running--;
+    await endAttempt(pass, work);
     await settleAttempt(pass, work, row.result, row.returnValuePayloadId);
   }
   return full;
+}
+
+/** Counts a running job's attempt as ended (reported, or found dead): its pool slot is free. */
+export async function endAttempt(pass: Pass, work: Doc<"work">): Promise<void> {
+  pass.state.running--;
+  if (work.key !== undefined) updateKey(await keyEntry(pass, work.key), { running: -1 });
 }
 
 /**
@@ -96,10 +103,12 @@ export async function settleAttempt(
     case "retry": {
       const runAt = pass.now + decision.delayMs;
       await pass.ctx.db.patch("work", work._id, { attempts: attempt, state: { kind: "pending" } });
+      // A keyed job keeps its key slot through the backoff (strict per-key order).
       await pass.ctx.db.insert("pendingStart", {
         workId: work._id,
         runAt,
         segment: segmentForRunAt(runAt, pass.now),
+        ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
       });
       pass.state.stats.retried++;
       pass.log.info("retry", {
@@ -168,7 +177,14 @@ export async function finishJob(
     retryBehavior: undefined,
     onComplete: undefined,
   });
-  pass.state.stats[result.kind === "success" ? "succeeded" : result.kind]++;
+  const kind = result.kind === "success" ? "succeeded" : result.kind;
+  pass.state.stats[kind]++;
+  if (work.key !== undefined) {
+    // A job holds its key's slot from its first start (a pending job with attempts behind it is
+    // waiting out a retry's backoff).
+    const heldSlot = work.state.kind === "running" || work.attempts > 0;
+    updateKey(await keyEntry(pass, work.key), { [kind]: 1, active: heldSlot ? -1 : 0 });
+  }
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
   if (needsDelivery(delivery)) pass.deliveries.push(delivery);
 }

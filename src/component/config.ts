@@ -4,22 +4,43 @@
  * row only when a value really changes, so enqueues do not conflict with each other on it.
  */
 import { v } from "convex/values";
+import type { Doc } from "./_generated/dataModel.js";
 import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
 import { claimSegment } from "./kick.js";
 import { unconfiguredLogLevel } from "./logging.js";
 import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
-import { validateMaxParallelism } from "./validate.js";
+import { validateKeyParallelism, validateMaxParallelism } from "./validate.js";
 
 /** Jobs that may run at once when nobody said otherwise (the peer's default too). */
 export const DEFAULT_MAX_PARALLELISM = 10;
+/** Jobs of one key that may run at once when nobody said otherwise: one, so a key's jobs run in
+ * order, one after another (what keys are most often asked for). */
+export const DEFAULT_KEY_PARALLELISM = 1;
 
-export type Config = { maxParallelism: number; logLevel: LogLevel };
+export type Config = {
+  maxParallelism: number;
+  logLevel: LogLevel;
+  keyParallelism: number;
+  paused: boolean;
+};
+
+type ConfigRow = Omit<Doc<"config">, "_id" | "_creationTime">;
+
+/** What a config row holds, without its system fields. */
+function storedFields(row: Doc<"config"> | null): Partial<ConfigRow> {
+  const fields: Partial<Doc<"config">> = { ...row };
+  delete fields._id;
+  delete fields._creationTime;
+  return fields;
+}
 
 /** The stored settings, with defaults for what was never set. */
-function withDefaults(row: Partial<Config> | null): Config {
+function withDefaults(row: Partial<ConfigRow> | null): Config {
   return {
     maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
     logLevel: row?.logLevel ?? unconfiguredLogLevel(),
+    keyParallelism: row?.keyParallelism ?? DEFAULT_KEY_PARALLELISM,
+    paused: row?.paused ?? false,
   };
 }
 
@@ -32,29 +53,40 @@ export function validateConfigUpdate(update: ConfigUpdate, prefix = ""): void {
   if (update.maxParallelism !== undefined) {
     validateMaxParallelism(update.maxParallelism, `${prefix}maxParallelism`);
   }
+  if (update.keyParallelism !== undefined) {
+    validateKeyParallelism(update.keyParallelism, `${prefix}keyParallelism`);
+  }
 }
 
 /**
- * Applies the set fields of `update`, writing the row only when a value changes; returns true when
- * maxParallelism changed (the loop may have to start work). Callers validate first (so that a bad
- * value is rejected before anything else is written).
+ * Applies the set fields of `update` (and `paused`, for pause/resume), writing the row only when a
+ * value changes; returns true when a change may let waiting work start (a limit rose or changed,
+ * or the pool resumed), so the caller wakes the loop. Callers validate first (so that a bad value is
+ * rejected before anything else is written). A field nobody set stays unset: it keeps following
+ * its default.
  */
-export async function applyConfig(ctx: MutationCtx, update: ConfigUpdate): Promise<boolean> {
-  if (update.maxParallelism === undefined && update.logLevel === undefined) return false;
+export async function applyConfig(
+  ctx: MutationCtx,
+  update: ConfigUpdate & { paused?: boolean },
+): Promise<boolean> {
+  const set = Object.fromEntries(
+    Object.entries(update).filter(([, value]) => value !== undefined),
+  ) as Partial<ConfigRow>;
+  if (Object.keys(set).length === 0) return false;
   const row = await ctx.db.query("config").first();
   const current = withDefaults(row);
-  // A level nobody set stays unset, so it keeps following the default.
-  const logLevel = update.logLevel ?? row?.logLevel;
-  const next = {
-    maxParallelism: update.maxParallelism ?? current.maxParallelism,
-    ...(logLevel !== undefined ? { logLevel } : {}),
-  };
-  if (row && next.maxParallelism === row.maxParallelism && next.logLevel === row.logLevel) {
+  const next: ConfigRow = { ...storedFields(row), maxParallelism: current.maxParallelism, ...set };
+  if (row && (Object.keys(set) as Array<keyof ConfigRow>).every((k) => row[k] === next[k])) {
     return false;
   }
-  if (row) await ctx.db.patch("config", row._id, next);
+  if (row) await ctx.db.replace("config", row._id, next);
   else await ctx.db.insert("config", next);
-  return next.maxParallelism !== current.maxParallelism;
+  const after = withDefaults(next);
+  return (
+    after.maxParallelism !== current.maxParallelism ||
+    after.keyParallelism !== current.keyParallelism ||
+    (current.paused && !after.paused)
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   resolveRunAt,
   validateFnArgs,
   validateFunctionHandle,
+  validateKey,
   validateRetryBehavior,
   validateStatusTtl,
 } from "./validate.js";
@@ -42,6 +43,8 @@ export const vEnqueueItem = v.object({
   onComplete: v.optional(vOnCompleteSpec),
   /** How long the finished status stays readable; default one day; Infinity keeps it. */
   statusTtlMs: v.optional(v.number()),
+  /** Jobs with the same key share the key's parallelism limit and start in order (keyState.ts). */
+  key: v.optional(v.string()),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -62,6 +65,7 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     validateRetryBehavior(item.retryBehavior, `${prefix}retryBehavior`);
   }
   validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
+  if (item.key !== undefined) validateKey(item.key, `${prefix}key`);
   const runAt = resolveRunAt(item, now, prefix);
   const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
   if (size > MAX_PAYLOAD_BYTES) {
@@ -105,11 +109,36 @@ export async function insertJob(
     },
     statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
     state: { kind: "pending" },
+    key: item.key,
   });
   await ctx.db.insert("pendingStart", {
     workId,
     runAt: Math.max(runAt, now),
     segment: Math.max(segment, dueSegment(runAt)),
+    key: item.key,
   });
+  if (item.key !== undefined) await countEnqueue(ctx, item.key);
   return workId;
+}
+
+/**
+ * Counts a keyed job in its key's ledger, for `keyStatus`. The ledger is written only by enqueues
+ * of that key and the sweeper, and never read by the loop: an enqueue conflicts with neither the
+ * loop nor enqueues of other keys.
+ */
+async function countEnqueue(ctx: MutationCtx, key: string): Promise<void> {
+  const ledger = await ctx.db
+    .query("keyLedger")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .unique();
+  if (ledger) await ctx.db.patch("keyLedger", ledger._id, { enqueued: ledger.enqueued + 1 });
+  else {
+    await ctx.db.insert("keyLedger", {
+      key,
+      enqueued: 1,
+      sweptSucceeded: 0,
+      sweptFailed: 0,
+      sweptCanceled: 0,
+    });
+  }
 }

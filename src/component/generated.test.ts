@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
 import type { ComponentApi } from "./_generated/component.js";
 import type * as config from "./config.js";
+import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
 import apiSource from "./_generated/api.ts?raw";
 
@@ -39,6 +40,10 @@ describe("_generated/component.ts", () => {
     }
     expect(publicFns.sort()).toEqual([
       "config.update",
+      "keys.keyStatus",
+      "keys.pause",
+      "keys.resume",
+      "keys.setKeyParallelism",
       "lib.cancel",
       "lib.cancelAll",
       "lib.enqueue",
@@ -56,7 +61,7 @@ describe("_generated/component.ts", () => {
         : never;
     type Shapes<Api> = { [M in keyof Api]: { [F in keyof Api[M]]: Shape<Api[M][F]> } };
     type Real = FilterApi<
-      ApiFromModules<{ config: typeof config; lib: typeof lib }>,
+      ApiFromModules<{ config: typeof config; keys: typeof keys; lib: typeof lib }>,
       FunctionReference<any, "public">
     >;
     type Equal<X, Y> =

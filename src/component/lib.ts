@@ -22,6 +22,7 @@ import {
   type LogLevel,
 } from "./model.js";
 import { dueSegment } from "./segments.js";
+import { validateKey } from "./validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
  * a transaction well inside Convex's limits. */
@@ -106,11 +107,13 @@ export const cancelAll = mutation({
   args: {
     limit: v.optional(v.number()),
     before: v.optional(v.number()),
+    /** Only this key's jobs. */
+    key: v.optional(v.string()),
     config: v.optional(vConfigUpdate),
     logLevel: v.optional(vLogLevel),
   },
   returns: v.null(),
-  handler: async (ctx, { limit, before, config, logLevel }) => {
+  handler: async (ctx, { limit, before, key, config, logLevel }) => {
     const batch = limit ?? DEFAULT_CANCEL_ALL_BATCH;
     if (!Number.isInteger(batch) || batch < 1) {
       invalidArgument("limit", "must be a whole number ≥ 1", batch);
@@ -118,14 +121,16 @@ export const cancelAll = mutation({
     if (before !== undefined && !Number.isFinite(before)) {
       invalidArgument("before", "must be a finite number", before);
     }
+    if (key !== undefined) validateKey(key);
     await applyCancelConfig(ctx, config, logLevel);
     // Without `before`, cancel every job that exists now: up to the newest one, inclusive (jobs
     // enqueued after this call are not canceled).
-    const newest = await ctx.db.query("work").order("desc").first();
+    const newest = await jobsInCreationOrder(ctx, { key }).order("desc").first();
     if (newest === null) return null;
     await cancelAllPage(ctx, {
       limit: batch,
       before,
+      key,
       upTo: before === undefined ? newest._creationTime : undefined,
     });
     return null;
@@ -138,18 +143,39 @@ type CancelAllPage = {
   before?: number;
   /** ...or up to this creation time (inclusive). */
   upTo?: number;
+  /** Only this key's jobs. */
+  key?: string;
   cursor?: string;
 };
 
+/** Jobs (of one key, if given) in creation order, within `before` or `upTo`. */
+function jobsInCreationOrder(
+  ctx: MutationCtx,
+  { key, before, upTo }: Pick<CancelAllPage, "key" | "before" | "upTo">,
+) {
+  const upToCreation = upTo ?? Number.POSITIVE_INFINITY;
+  return key === undefined
+    ? ctx.db
+        .query("work")
+        .withIndex("by_creation_time", (q) =>
+          before !== undefined
+            ? q.lt("_creationTime", before)
+            : q.lte("_creationTime", upToCreation),
+        )
+    : ctx.db
+        .query("work")
+        .withIndex("by_key", (q) =>
+          before !== undefined
+            ? q.eq("key", key).lt("_creationTime", before)
+            : q.eq("key", key).lte("_creationTime", upToCreation),
+        );
+}
+
 async function cancelAllPage(ctx: MutationCtx, args: CancelAllPage) {
-  const page = await ctx.db
-    .query("work")
-    .withIndex("by_creation_time", (q) =>
-      args.before !== undefined
-        ? q.lt("_creationTime", args.before)
-        : q.lte("_creationTime", args.upTo ?? Number.POSITIVE_INFINITY),
-    )
-    .paginate({ numItems: args.limit, cursor: args.cursor ?? null });
+  const page = await jobsInCreationOrder(ctx, args).paginate({
+    numItems: args.limit,
+    cursor: args.cursor ?? null,
+  });
   const targets = page.page.filter((work) => work.state.kind !== "finished");
   const segment = targets.length > 0 ? await claimSegment(ctx) : 0;
   for (const work of targets) {
@@ -169,6 +195,7 @@ export const cancelAllContinue = internalMutation({
     limit: v.number(),
     before: v.optional(v.number()),
     upTo: v.optional(v.number()),
+    key: v.optional(v.string()),
     cursor: v.optional(v.string()),
   },
   returns: v.null(),

@@ -14,6 +14,7 @@ import { processCancelations } from "./cancel.js";
 import { processCompletions } from "./complete.js";
 import { readConfig } from "./config.js";
 import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
+import { firstReadyAt, flushKeys, listReadyKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
 import type { LoopState, Pass } from "./pass.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
@@ -59,16 +60,27 @@ export const main = internalMutation({
       return null;
     }
     const state: LoopState = row ? withoutSystemFields(row) : initialState(now);
-    const pass: Pass = { ctx, now, segment: segmentOf(now), config, log, state, deliveries: [] };
+    const pass: Pass = {
+      ctx,
+      now,
+      segment: segmentOf(now),
+      config,
+      log,
+      state,
+      deliveries: [],
+      keys: new Map(),
+    };
 
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
     if (recoveryDue(pass)) await recover(pass);
+    await listReadyKeys(pass);
     const moreStarts = await startWork(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);
     await checkDeliveries(pass);
     await scheduleDeliveries(pass, pass.deliveries);
+    await flushKeys(pass);
 
     const wake: Wake =
       moreCompletions || moreCancelations || moreStarts
@@ -121,8 +133,10 @@ async function nextWake(pass: Pass, expiry: number | undefined): Promise<Wake> {
     await firstLaterSegment(pass, "pendingCompletion"),
     await firstLaterSegment(pass, "pendingCancelation"),
   ];
-  if (pass.state.running < pass.config.maxParallelism) {
+  if (pass.state.running < pass.config.maxParallelism && !pass.config.paused) {
     candidates.push(await firstLaterSegment(pass, "pendingStart"));
+    const readyAt = await firstReadyAt(pass);
+    if (readyAt !== undefined) candidates.push(segmentForRunAt(readyAt, pass.now));
   }
   const recoveryAt = nextRecoveryAt(pass);
   if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));

@@ -74,6 +74,8 @@ export type LogLevel = Infer<typeof vLogLevel>;
 export const vConfigUpdate = v.object({
   maxParallelism: v.optional(v.number()),
   logLevel: v.optional(vLogLevel),
+  /** The default limit of every key (section 1 of the API extensions); whole number ≥ 1. */
+  keyParallelism: v.optional(v.number()),
 });
 export type ConfigUpdate = Infer<typeof vConfigUpdate>;
 

@@ -7,6 +7,7 @@ import type { Doc } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import type { Config } from "./config.js";
 import type { DeliveryItem } from "./deliver.js";
+import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "./logging.js";
 import { readFrom } from "./segments.js";
 
@@ -37,4 +38,6 @@ export type Pass = {
   state: LoopState;
   /** onComplete callbacks of the jobs this pass finished, delivered after it (deliver.ts). */
   deliveries: DeliveryItem[];
+  /** The keys this pass read, by key; `flushKeys` writes back the ones it changed. */
+  keys: Map<string, KeyEntry>;
 };

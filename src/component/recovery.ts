@@ -10,7 +10,7 @@
  * a cycle does not walk the index entries of every job that ever ran).
  */
 import type { Doc } from "./_generated/dataModel.js";
-import { finishJob, settleAttempt } from "./complete.js";
+import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
 
 /** How often a recovery cycle starts. A dead runner is found within this plus
@@ -106,7 +106,7 @@ export async function recover(pass: Pass): Promise<void> {
       case "alive":
         break;
       case "dead":
-        state.running--;
+        await endAttempt(pass, work);
         state.stats.recovered++;
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
         await settleAttempt(pass, work, {
@@ -115,7 +115,7 @@ export async function recover(pass: Pass): Promise<void> {
         });
         break;
       case "reportLost": {
-        state.running--;
+        await endAttempt(pass, work);
         state.stats.recovered++;
         const error = `workpool: attempt ${work.attempts + 1} finished but its result never reached the pool; not rerun, since it ran`;
         pass.log.error("reportLost", { workId: work._id, fnName: work.fnName });

@@ -52,9 +52,12 @@ export default defineSchema({
     /** True while a finished large job awaits its delivery (which reads its payloads): the
      * sweeper leaves it, and delivery deletes it itself if it expired meanwhile. */
     deliveryPending: v.optional(v.boolean()),
+    /** The job's key (keyState.ts): its jobs share a parallelism limit and start in order. */
+    key: v.optional(v.string()),
   })
     .index("by_state", ["state.kind", "state.startedAt"])
-    .index("by_expiresAt", ["expiresAt"]),
+    .index("by_expiresAt", ["expiresAt"])
+    .index("by_key", ["key"]),
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.
@@ -80,6 +83,10 @@ export default defineSchema({
     /** When the attempt became due (enqueue time, runAt, or the end of a retry's backoff). */
     runAt: v.number(),
     segment: v.number(),
+    /** The job's key, if it has one: the loop starts it only within the key's limit (keyState.ts). */
+    key: v.optional(v.string()),
+    /** True for a keyed job's retry: it kept its key slot through the backoff. */
+    holdsSlot: v.optional(v.boolean()),
   })
     .index("by_segment", ["segment"])
     .index("by_workId", ["workId"]),
@@ -110,6 +117,79 @@ export default defineSchema({
     workId: v.id("work"),
     segment: v.number(),
   }).index("by_segment", ["segment"]),
+
+  /**
+   * Keyed jobs that are due but may not start yet: their key is at its limit, paused, or has jobs
+   * ahead of them. One row per job, in the key's start order (`rank`: a retry that holds its slot
+   * first, then by due time, then enqueue order). Written, read and deleted only by the loop: a row
+   * is inserted when a due keyed job cannot start, deleted when it starts or is canceled.
+   */
+  keyQueue: defineTable({
+    key: v.string(),
+    workId: v.id("work"),
+    /** 0 for a retry that holds its key slot, 1 otherwise. */
+    rank: v.number(),
+    runAt: v.number(),
+  })
+    .index("by_key", ["key", "rank", "runAt"])
+    .index("by_workId", ["workId"]),
+
+  /**
+   * Keys that may start their queue's head: one row per key, at the head's due time. Written by the
+   * loop (when a key with a queue gets a free slot) and by `setKeyParallelism` and `resume` (a
+   * hint: the loop checks the key's state before starting anything). Read and deleted by the loop.
+   */
+  keyReady: defineTable({
+    key: v.string(),
+    runAt: v.number(),
+  })
+    .index("by_runAt", ["runAt"])
+    .index("by_key", ["key"]),
+
+  /**
+   * Each key's counts, as the loop knows them: one row per key seen by the loop. Written and read
+   * only by the loop (and read by `keyStatus`); deleted by the sweeper with the key's ledger once
+   * every job of the key was swept.
+   */
+  keyState: defineTable({
+    key: v.string(),
+    /** Jobs holding a key slot: running, or waiting out a retry's backoff. */
+    active: v.number(),
+    /** Jobs whose attempt is running. */
+    running: v.number(),
+    /** Rows in `keyQueue`. */
+    queued: v.number(),
+    /** Jobs finished with each result, ever (the ledger counts those swept since). */
+    succeeded: v.number(),
+    failed: v.number(),
+    canceled: v.number(),
+  }).index("by_key", ["key"]),
+
+  /**
+   * Each key's enqueues and sweeps, counted by those callers: one row per key. Written by enqueue
+   * (`enqueued`) and the sweeper (`swept*`), never read by the loop, so an enqueue conflicts with
+   * nothing the loop does. Read by `keyStatus` and the sweeper. Deleted by the sweeper (with the
+   * key's `keyState`) once every job of the key was swept.
+   */
+  keyLedger: defineTable({
+    key: v.string(),
+    enqueued: v.number(),
+    sweptSucceeded: v.number(),
+    sweptFailed: v.number(),
+    sweptCanceled: v.number(),
+  }).index("by_key", ["key"]),
+
+  /**
+   * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,
+   * `pause({ key })` and `resume({ key })`; read by the loop and `keyStatus`. Deleted when the key's
+   * settings return to the defaults.
+   */
+  keySettings: defineTable({
+    key: v.string(),
+    /** Overrides the pool's keyParallelism for this key. */
+    parallelism: v.optional(v.number()),
+    paused: v.optional(v.boolean()),
+  }).index("by_key", ["key"]),
 
   /**
    * onComplete callbacks waiting to be delivered, a batch per row (see deliver.ts).
@@ -148,6 +228,10 @@ export default defineSchema({
     maxParallelism: v.number(),
     /** Unset until someone sets it: the pool then logs at the default level (logging.ts). */
     logLevel: v.optional(vLogLevel),
+    /** Jobs of one key that may run at once, unless the key says otherwise (default 1). */
+    keyParallelism: v.optional(v.number()),
+    /** True between `pause()` and `resume()`: no attempt starts. Only those two write it. */
+    paused: v.optional(v.boolean()),
   }),
 
   /**

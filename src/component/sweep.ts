@@ -4,11 +4,12 @@
  * payload rows. Each sweep covers the expiries between the previous sweep's cutoff and its own, so
  * neither it nor the loop walks the tombstones of rows swept before. Never touches an unfinished
  * job, nor a large one still waiting for its delivery (delivery deletes that one itself if it
- * expired meanwhile).
+ * expired meanwhile). Counts what it deleted in each key's ledger.
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
-import { internalMutation } from "./_generated/server.js";
+import type { Doc } from "./_generated/dataModel.js";
+import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import type { Pass } from "./pass.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
@@ -34,6 +35,7 @@ export const sweep = internalMutation({
       .take(SWEEP_BATCH);
     let deleted = 0;
     let next: number | undefined;
+    const swept: Doc<"work">[] = [];
     for (const work of expired) {
       const metrics = await ctx.meta.getTransactionMetrics();
       if (metrics.bytesRead.used > SWEEP_BYTES_READ_BUDGET) {
@@ -45,7 +47,9 @@ export const sweep = internalMutation({
       if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
       await ctx.db.delete("work", work._id);
       deleted++;
+      swept.push(work);
     }
+    await countSwept(ctx, swept);
     if (next === undefined && expired.length === SWEEP_BATCH) {
       next = expired[expired.length - 1].expiresAt;
     }
@@ -58,6 +62,49 @@ export const sweep = internalMutation({
     return null;
   },
 });
+
+type SweptCounts = { succeeded: number; failed: number; canceled: number };
+
+/**
+ * Counts deleted finished jobs in their keys' ledgers (`keyStatus` counts finished jobs while
+ * retained). Called by whoever deletes a finished job: the sweeper, and delivery for a large job
+ * that expired before it was delivered.
+ */
+export async function countSwept(ctx: MutationCtx, deleted: Doc<"work">[]): Promise<void> {
+  const byKey = new Map<string, SweptCounts>();
+  for (const work of deleted) {
+    if (work.key === undefined || work.state.kind !== "finished") continue;
+    const counts = byKey.get(work.key) ?? { succeeded: 0, failed: 0, canceled: 0 };
+    counts[work.state.result.kind === "success" ? "succeeded" : work.state.result.kind]++;
+    byKey.set(work.key, counts);
+  }
+  for (const [key, counts] of byKey) await countKeySwept(ctx, key, counts);
+}
+
+/** Adds to one key's swept counts; deletes the key's ledger and loop counts once every job the
+ * key ever had was swept: the key is then as if never used (its settings, if any, stay). */
+async function countKeySwept(ctx: MutationCtx, key: string, counts: SweptCounts): Promise<void> {
+  const ledger = await ctx.db
+    .query("keyLedger")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .unique();
+  if (ledger === null) return;
+  const next = {
+    sweptSucceeded: ledger.sweptSucceeded + counts.succeeded,
+    sweptFailed: ledger.sweptFailed + counts.failed,
+    sweptCanceled: ledger.sweptCanceled + counts.canceled,
+  };
+  if (next.sweptSucceeded + next.sweptFailed + next.sweptCanceled < ledger.enqueued) {
+    await ctx.db.patch("keyLedger", ledger._id, next);
+    return;
+  }
+  await ctx.db.delete("keyLedger", ledger._id);
+  const state = await ctx.db
+    .query("keyState")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .unique();
+  if (state) await ctx.db.delete("keyState", state._id);
+}
 
 /** The earliest expiry above the last sweep's cutoff, if any. */
 export async function firstExpiry(pass: Pass): Promise<number | undefined> {

@@ -14,6 +14,21 @@ export function validateMaxParallelism(value: number, argument = "maxParallelism
   }
 }
 
+export function validateKeyParallelism(value: number, argument = "keyParallelism"): void {
+  if (!Number.isFinite(value) || !Number.isInteger(value) || value < 1) {
+    invalidArgument(argument, "must be a whole number ≥ 1", value);
+  }
+}
+
+/** The longest key a job may have: long enough for ids and urls, short enough to index cheaply. */
+export const MAX_KEY_LENGTH = 256;
+
+export function validateKey(value: string, argument = "key"): void {
+  if (typeof value !== "string" || value.length < 1 || value.length > MAX_KEY_LENGTH) {
+    invalidArgument(argument, `must be a string of 1 to ${MAX_KEY_LENGTH} characters`, value);
+  }
+}
+
 export function validateRetryBehavior(value: RetryBehavior, argument = "retryBehavior"): void {
   if (!Number.isInteger(value.maxAttempts) || value.maxAttempts < 1) {
     invalidArgument(`${argument}.maxAttempts`, "must be a whole number ≥ 1", value.maxAttempts);

@@ -41,7 +41,7 @@ export const action = actionGeneric({
       if (returnBytes !== undefined) return "r".repeat(returnBytes);
       return value ?? key;
     } finally {
-      probe.exit();
+      probe.exit(key);
     }
   },
 });
@@ -55,7 +55,7 @@ export const mutation = mutationGeneric({
       maybeFail(key, attempt, failTimes, nonRetryable);
       return value ?? key;
     } finally {
-      probe.exit();
+      probe.exit(key);
     }
   },
 });
@@ -68,7 +68,7 @@ export const query = queryGeneric({
       maybeFail(key, attempt, failTimes);
       return value ?? key;
     } finally {
-      probe.exit();
+      probe.exit(key);
     }
   },
 });

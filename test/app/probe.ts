@@ -6,11 +6,19 @@ export const probe = {
   attempts: new Map<string, number>(),
   /** Start times (virtual ms) per job key, one per attempt. */
   starts: new Map<string, number[]>(),
+  /** Per group (the part of a job key before ":", e.g. the pool key "a" of job "a:3"): attempts
+   * running now, the most at once, and the job keys in the order their attempts started. */
+  groupRunning: new Map<string, number>(),
+  groupMax: new Map<string, number>(),
+  groupStarts: new Map<string, string[]>(),
   reset() {
     this.running = 0;
     this.maxRunning = 0;
     this.attempts.clear();
     this.starts.clear();
+    this.groupRunning.clear();
+    this.groupMax.clear();
+    this.groupStarts.clear();
   },
   enter(key: string): number {
     this.running++;
@@ -18,9 +26,23 @@ export const probe = {
     const n = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, n);
     this.starts.set(key, [...(this.starts.get(key) ?? []), Date.now()]);
+    const group = groupOf(key);
+    if (group !== undefined) {
+      const running = (this.groupRunning.get(group) ?? 0) + 1;
+      this.groupRunning.set(group, running);
+      this.groupMax.set(group, Math.max(this.groupMax.get(group) ?? 0, running));
+      this.groupStarts.set(group, [...(this.groupStarts.get(group) ?? []), key]);
+    }
     return n;
   },
-  exit() {
+  exit(key: string) {
     this.running--;
+    const group = groupOf(key);
+    if (group !== undefined) this.groupRunning.set(group, (this.groupRunning.get(group) ?? 1) - 1);
   },
 };
+
+function groupOf(key: string): string | undefined {
+  const at = key.indexOf(":");
+  return at < 0 ? undefined : key.slice(0, at);
+}

@@ -15,6 +15,8 @@ import type * as deliver from "../deliver.js";
 import type * as enqueue from "../enqueue.js";
 import type * as errors from "../errors.js";
 import type * as jobStatus from "../jobStatus.js";
+import type * as keyState from "../keyState.js";
+import type * as keys from "../keys.js";
 import type * as kick from "../kick.js";
 import type * as lib from "../lib.js";
 import type * as logging from "../logging.js";
@@ -47,6 +49,8 @@ const fullApi: ApiFromModules<{
   enqueue: typeof enqueue;
   errors: typeof errors;
   jobStatus: typeof jobStatus;
+  keyState: typeof keyState;
+  keys: typeof keys;
   kick: typeof kick;
   lib: typeof lib;
   logging: typeof logging;

@@ -28,9 +28,36 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "mutation",
         "internal",
         {
+          keyParallelism?: number;
           logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
           maxParallelism?: number;
         },
+        null,
+        Name
+      >;
+    };
+    keys: {
+      keyStatus: FunctionReference<
+        "query",
+        "internal",
+        { key: string },
+        {
+          canceled: number;
+          failed: number;
+          parallelism: number;
+          paused: boolean;
+          pending: number;
+          running: number;
+          succeeded: number;
+        },
+        Name
+      >;
+      pause: FunctionReference<"mutation", "internal", { key?: string }, null, Name>;
+      resume: FunctionReference<"mutation", "internal", { key?: string }, null, Name>;
+      setKeyParallelism: FunctionReference<
+        "mutation",
+        "internal",
+        { key: string; parallelism: number | null },
         null,
         Name
       >;
@@ -41,6 +68,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config?: {
+            keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
           };
@@ -56,9 +84,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         {
           before?: number;
           config?: {
+            keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
           };
+          key?: string;
           limit?: number;
           logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
         },
@@ -70,6 +100,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config: {
+            keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
           };
@@ -77,6 +108,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           fnHandle: string;
           fnName: string;
           fnType: "action" | "mutation" | "query";
+          key?: string;
           onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
@@ -99,6 +131,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config: {
+            keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
           };
@@ -107,6 +140,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             fnHandle: string;
             fnName: string;
             fnType: "action" | "mutation" | "query";
+            key?: string;
             onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;

@@ -1,0 +1,157 @@
+/**
+ * Keys, the loop's side: each key's limit, start order and counts. A keyed job starts only while
+ * its key holds fewer jobs than its limit (a job holds its key's slot from its first start until it
+ * finishes, through retry backoffs) and is not paused; otherwise it waits in `keyQueue`, in the
+ * key's order, and `keyReady` lists the keys whose queue head may start. A pass loads a key's row
+ * once (`keyEntry`), changes it in memory, and `flushKeys` writes it back at the end.
+ * Only the loop calls this; it never reads what enqueue writes (`keyLedger`), and never scans a
+ * key's queue (it reads heads).
+ */
+import type { Doc, Id } from "./_generated/dataModel.js";
+import type { Pass } from "./pass.js";
+
+/** A key's counts as the loop keeps them (`keyState` without its system fields). */
+export type KeyCounts = Omit<Doc<"keyState">, "_id" | "_creationTime">;
+
+/** One key as a pass sees it: its counts, its own settings, and whether the pass changed it. */
+export type KeyEntry = {
+  rowId: Id<"keyState"> | undefined;
+  counts: KeyCounts;
+  parallelism: number | undefined;
+  paused: boolean;
+  dirty: boolean;
+};
+
+/** Rank of a queued job that holds its key's slot (a retry due while its key is paused): it goes
+ * first, since the key's other jobs are behind it in order. */
+export const RANK_HOLDER = 0;
+/** Rank of every other queued job. */
+export const RANK_WAITING = 1;
+
+function emptyCounts(key: string): KeyCounts {
+  return { key, active: 0, running: 0, queued: 0, succeeded: 0, failed: 0, canceled: 0 };
+}
+
+/** The key's entry for this pass, read once per pass. */
+export async function keyEntry(pass: Pass, key: string): Promise<KeyEntry> {
+  const cached = pass.keys.get(key);
+  if (cached) return cached;
+  const row = await pass.ctx.db
+    .query("keyState")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .unique();
+  const settings = await pass.ctx.db
+    .query("keySettings")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .unique();
+  const counts: KeyCounts = row === null ? emptyCounts(key) : withoutSystemFields(row);
+  const entry: KeyEntry = {
+    rowId: row?._id,
+    counts,
+    parallelism: settings?.parallelism,
+    paused: settings?.paused ?? false,
+    dirty: false,
+  };
+  pass.keys.set(key, entry);
+  return entry;
+}
+
+function withoutSystemFields(row: Doc<"keyState">): KeyCounts {
+  const counts: Partial<Doc<"keyState">> = { ...row };
+  delete counts._id;
+  delete counts._creationTime;
+  return counts as KeyCounts;
+}
+
+/** The most jobs of the key that may hold a slot at once. */
+export function keyLimit(pass: Pass, entry: KeyEntry): number {
+  return entry.parallelism ?? pass.config.keyParallelism;
+}
+
+/** True when a job of the key that holds no slot yet may take one now. */
+export function hasFreeSlot(pass: Pass, entry: KeyEntry): boolean {
+  return !entry.paused && entry.counts.active < keyLimit(pass, entry);
+}
+
+/** Applies `change` to the key's counts; written back by `flushKeys`. */
+export function updateKey(entry: KeyEntry, change: Partial<Omit<KeyCounts, "key">>): void {
+  for (const [field, delta] of Object.entries(change) as Array<[keyof typeof change, number]>) {
+    entry.counts[field] += delta;
+  }
+  entry.dirty = true;
+}
+
+/** Puts a due job of the key in its queue, behind the key's earlier jobs. */
+export async function queueForKey(
+  pass: Pass,
+  entry: KeyEntry,
+  job: { workId: Id<"work">; runAt: number; holdsSlot: boolean },
+): Promise<void> {
+  await pass.ctx.db.insert("keyQueue", {
+    key: entry.counts.key,
+    workId: job.workId,
+    rank: job.holdsSlot ? RANK_HOLDER : RANK_WAITING,
+    runAt: job.runAt,
+  });
+  updateKey(entry, { queued: 1 });
+}
+
+/** The first job in the key's queue, if any. */
+export async function queueHead(pass: Pass, key: string): Promise<Doc<"keyQueue"> | null> {
+  return await pass.ctx.db
+    .query("keyQueue")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .first();
+}
+
+/** Removes a canceled job from its key's queue; true when it was there. */
+export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Promise<boolean> {
+  const row = await pass.ctx.db
+    .query("keyQueue")
+    .withIndex("by_workId", (q) => q.eq("workId", workId))
+    .unique();
+  if (row === null) return false;
+  await pass.ctx.db.delete("keyQueue", row._id);
+  updateKey(await keyEntry(pass, key), { queued: -1 });
+  return true;
+}
+
+/**
+ * Lists in `keyReady` each key the pass changed whose queue head may now start (called before the
+ * start stage, so a slot freed by a completion is filled in the same pass, and again at the end).
+ * A ready row is never removed here: the start stage checks the key before it starts anything and
+ * drops a row that no longer applies (so a hint from `resume` is never lost).
+ */
+export async function listReadyKeys(pass: Pass): Promise<void> {
+  for (const entry of pass.keys.values()) {
+    if (entry.dirty && entry.counts.queued > 0 && hasFreeSlot(pass, entry)) {
+      await markReady(pass, entry.counts.key);
+    }
+  }
+}
+
+/** Writes back every key the pass changed (after listing the ready ones). */
+export async function flushKeys(pass: Pass): Promise<void> {
+  await listReadyKeys(pass);
+  for (const entry of pass.keys.values()) {
+    if (!entry.dirty) continue;
+    if (entry.rowId) await pass.ctx.db.replace("keyState", entry.rowId, entry.counts);
+    else entry.rowId = await pass.ctx.db.insert("keyState", entry.counts);
+  }
+}
+
+/** The due time of the earliest listed key, if any (for the loop's next wake). */
+export async function firstReadyAt(pass: Pass): Promise<number | undefined> {
+  return (await pass.ctx.db.query("keyReady").withIndex("by_runAt").first())?.runAt;
+}
+
+/** Lists the key in `keyReady` (at its queue head's due time) unless it is listed already. */
+async function markReady(pass: Pass, key: string): Promise<void> {
+  const listed = await pass.ctx.db
+    .query("keyReady")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .first();
+  if (listed) return;
+  const head = await queueHead(pass, key);
+  if (head) await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt });
+}
