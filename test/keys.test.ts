@@ -11,6 +11,7 @@ import {
   completions,
   enqueue,
   failCompletionInserts,
+  inComponent,
   keyStatus,
   runFor,
   runUntil,
@@ -104,6 +105,22 @@ describe("keys: order", () => {
     await enqueueKeyed(t, "k", [{ key: "k:delayed", ms: 300 }], { options: { runAfter: 200 } });
     await runFor(t, 3000);
     expect(probe.groupStarts.get("k")).toEqual(["k:first", "k:second", "k:delayed", "k:late"]);
+  });
+
+  it("starts a queued job that sorts below where head reads start: it is never lost", async () => {
+    const t = setup();
+    await enqueueKeyed(t, "k", jobsOf("k", 2, { ms: 300 }));
+    await runUntil(t, () => probe.groupRunning.get("k") === 1);
+    // As if the key had started jobs due an hour from now: head reads begin there.
+    await inComponent(t, async (ctx) => {
+      const row = await ctx.db
+        .query("keyState")
+        .withIndex("by_key", (q: any) => q.eq("key", "k"))
+        .unique();
+      await ctx.db.patch(row._id, { headFrom: Date.now() + 3_600_000 });
+    });
+    await runFor(t, 1000);
+    expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:1"]);
   });
 
   it("keeps a retrying job's slot: with keyParallelism 1 each job runs to its final outcome first", async () => {

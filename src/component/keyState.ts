@@ -96,12 +96,49 @@ export async function queueForKey(
   updateKey(entry, { queued: 1 });
 }
 
-/** The first job in the key's queue, if any. */
-export async function queueHead(pass: Pass, key: string): Promise<Doc<"keyQueue"> | null> {
-  return await pass.ctx.db
-    .query("keyQueue")
-    .withIndex("by_key", (q) => q.eq("key", key))
+/** How far before the last started head a head read starts: a queued job's due time is at most
+ * a little older than that of jobs queued before it (jobs are queued as the loop reads them, in due
+ * segment order, from its cursor less a second), so two seconds covers it. */
+export const HEAD_MARGIN_MS = 2_000;
+
+/**
+ * The first job in the key's queue, if any: a queued retry holding its slot, else the earliest
+ * waiting job. The read of waiting jobs starts near the last one started (`headFrom`), not at the
+ * front of the key's index range: a real deployment keeps the index entries of deleted rows until
+ * compaction, and a key that started thousands of queued jobs would walk all of them for each head.
+ * Should a queued job ever sort below that start, the read falls back to the front (it is never
+ * lost: the count says the queue is not empty).
+ */
+export async function queueHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
+  const { key, queued, headFrom } = entry.counts;
+  if (queued <= 0) return null;
+  const queue = () => pass.ctx.db.query("keyQueue");
+  const holder = await queue()
+    .withIndex("by_key", (q) => q.eq("key", key).eq("rank", RANK_HOLDER))
     .first();
+  if (holder !== null) return holder;
+  if (headFrom !== undefined) {
+    const near = await queue()
+      .withIndex("by_key", (q) =>
+        q
+          .eq("key", key)
+          .eq("rank", RANK_WAITING)
+          .gte("runAt", headFrom - HEAD_MARGIN_MS),
+      )
+      .first();
+    if (near !== null) return near;
+  }
+  return await queue()
+    .withIndex("by_key", (q) => q.eq("key", key).eq("rank", RANK_WAITING))
+    .first();
+}
+
+/** Records that the queue's head was started (taken off the queue). */
+export function startedHead(entry: KeyEntry, head: Doc<"keyQueue">): void {
+  updateKey(entry, { queued: -1, active: head.rank === RANK_HOLDER ? 0 : 1 });
+  if (head.rank === RANK_WAITING) {
+    entry.counts.headFrom = Math.max(entry.counts.headFrom ?? head.runAt, head.runAt);
+  }
 }
 
 /** Removes a canceled job from its key's queue; true when it was there. */
@@ -152,6 +189,6 @@ async function markReady(pass: Pass, key: string): Promise<void> {
     .withIndex("by_key", (q) => q.eq("key", key))
     .first();
   if (listed) return;
-  const head = await queueHead(pass, key);
+  const head = await queueHead(pass, await keyEntry(pass, key));
   if (head) await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt });
 }

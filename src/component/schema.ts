@@ -159,6 +159,9 @@ export default defineSchema({
     running: v.number(),
     /** Rows in `keyQueue`. */
     queued: v.number(),
+    /** The due time of the last queued job started (rank RANK_WAITING): head reads start near it,
+     * past the index entries of the key's started jobs (keyState.ts, `queueHead`). */
+    headFrom: v.optional(v.number()),
     /** Jobs finished with each result, ever (the ledger counts those swept since). */
     succeeded: v.number(),
     failed: v.number(),

@@ -13,6 +13,7 @@ import {
   queueForKey,
   queueHead,
   RANK_HOLDER,
+  startedHead,
   updateKey,
   type KeyEntry,
 } from "./keyState.js";
@@ -92,7 +93,7 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">): Promise<boolean> 
  */
 async function startHead(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
   const entry = await keyEntry(pass, ready.key);
-  const head = await queueHead(pass, ready.key);
+  const head = await queueHead(pass, entry);
   const mayStart =
     head !== null && !entry.paused && (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
   if (head === null || !mayStart) {
@@ -100,9 +101,9 @@ async function startHead(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
     return false;
   }
   await pass.ctx.db.delete("keyQueue", head._id);
-  updateKey(entry, { queued: -1, active: head.rank === RANK_HOLDER ? 0 : 1 });
+  startedHead(entry, head);
   const started = await startJob(pass, head.workId, head.runAt, entry);
-  const next = await queueHead(pass, ready.key);
+  const next = await queueHead(pass, entry);
   if (next !== null && !entry.paused && (next.rank === RANK_HOLDER || hasFreeSlot(pass, entry))) {
     await pass.ctx.db.patch("keyReady", ready._id, { runAt: next.runAt });
   } else {
