@@ -13,16 +13,26 @@
  * exactly once, but its kind is then free. Each job's onComplete is drawn too: the plain recorder, a
  * heavy one (700 reads, or 400 writes) or one that throws (its record rolls back: no call is seen).
  * A slow handler cannot be drawn: convex-test has no mutation time limit (docs/RELIABILITY.md).
+ *
+ * Keys and pause: a job may have a key, one of two shared by many jobs or one of thirty; programs
+ * set a key's limit (or reset it), pause and resume the pool or a key, and cancel a key's jobs.
+ * After every step the model checks each key's limit (jobs holding its slot: running or backing
+ * off; a lowered limit lets those already in finish) and `keyStatus` against the jobs' states, and
+ * that nothing paused started an attempt; at the end, that each key's jobs first started in due
+ * order, then enqueue order.
  */
 import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
+  callPool,
   completions,
   failCompletionInserts,
   inComponent,
   jobStates,
+  keyStatus,
+  runChecking,
   runFor,
   setup,
 } from "./helpers.js";
@@ -41,9 +51,14 @@ type JobSpec = {
   delayMs: number | undefined;
   withOnComplete: boolean;
   handler: Handler;
+  /** The job's pool key, if any. */
+  poolKey: string | undefined;
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
+  | { op: "setKeyParallelism"; key: string; parallelism: number | null }
+  | { op: "pause" | "resume"; key: string | undefined }
+  | { op: "cancelAllOfKey"; key: string }
   | { op: "cancel"; index: number }
   | { op: "cancelUnknown" }
   | { op: "cancelAll" }
@@ -52,6 +67,12 @@ type Op =
   | { op: "advance"; ms: number };
 
 const MAX_ATTEMPTS = 3;
+
+/** Keys: two shared by many jobs, or one of thirty. */
+const poolKey: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom("A", "B") },
+  { weight: 1, arbitrary: fc.nat({ max: 29 }).map((n) => `m${n}`) },
+);
 const RETRY = { maxAttempts: MAX_ATTEMPTS, initialBackoffMs: 100, base: 2 };
 
 const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
@@ -60,9 +81,11 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   nonRetryable: fc.boolean(),
   ms: fc.constantFrom(0, 50, 300, 1200),
   retry: fc.boolean(),
-  delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined }),
+  // Half due at once, so that jobs of one key meet.
+  delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined, freq: 2 }),
   withOnComplete: fc.boolean(),
   handler: fc.constantFrom<Handler>("plain", "plain", "heavyReads", "heavyWrites", "throws"),
+  poolKey: fc.option(poolKey, { nil: undefined, freq: 3 }),
 });
 
 /** The onComplete handler a job gets: the plain recorder, or one of test/app/heavy.ts's. */
@@ -81,7 +104,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       op: fc.constant("enqueue" as const),
-      jobs: fc.array(jobSpec, { minLength: 1, maxLength: 3 }),
+      jobs: fc.array(jobSpec, { minLength: 1, maxLength: 4 }),
       batch: fc.boolean(),
     }),
   },
@@ -106,9 +129,67 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.nat({ max: 1500 }) }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("setKeyParallelism" as const),
+      key: poolKey,
+      parallelism: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constantFrom("pause" as const, "resume" as const),
+      key: fc.option(poolKey, { nil: undefined }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
+  },
 );
 
-type ModelJob = JobSpec & { id: string; key: string; canceled: boolean; killed: boolean };
+type ModelJob = JobSpec & {
+  id: string;
+  /** The job's own name (the probe's key): "<pool key>:k<n>" for a keyed job, else "k<n>". */
+  key: string;
+  canceled: boolean;
+  killed: boolean;
+  /** When it may first start (virtual ms), and its place in enqueue order. */
+  dueAt: number;
+  seq: number;
+};
+
+/** A work row as the checks read it. */
+type WorkRow = {
+  _id: string;
+  key?: string;
+  attempts: number;
+  state: { kind: "pending" | "running" | "finished"; result?: { kind: string } };
+};
+
+/** Attempts started so far: a running job's current one counts. Only a start raises it. */
+const startedAttempts = (rows: WorkRow[]) =>
+  rows.reduce((sum, w) => sum + w.attempts + (w.state.kind === "running" ? 1 : 0), 0);
+
+/** Jobs holding their key's slot: running, or waiting out a retry's backoff. */
+const holdingSlot = (w: WorkRow) =>
+  w.state.kind === "running" || (w.state.kind === "pending" && w.attempts > 0);
+
+/** What keyStatus must say of a key, from its jobs' rows. */
+function expectedKeyCounts(rows: WorkRow[]) {
+  const count = (pred: (w: WorkRow) => boolean) => rows.filter(pred).length;
+  const finished = (kind: string) =>
+    count((w) => w.state.kind === "finished" && w.state.result?.kind === kind);
+  return {
+    pending: count((w) => w.state.kind === "pending"),
+    running: count((w) => w.state.kind === "running"),
+    succeeded: finished("success"),
+    failed: finished("failed"),
+    canceled: finished("canceled"),
+  };
+}
 
 /** The outcome the job reports if nothing cancels or kills it. */
 function predictedKind(job: ModelJob): "success" | "failed" {
@@ -154,12 +235,61 @@ async function runProgram(ops: Op[]) {
   let limit = 10;
   let ceiling = limit;
   let n = 0;
+  // Keys: limits set (default 1), the ceilings a lowered limit leaves, pauses.
+  const keyLimits = new Map<string, number>();
+  const keyCeilings = new Map<string, number>();
+  const highestLimits = new Map<string, number>();
+  const pausedKeys = new Set<string>();
+  let poolPaused = false;
+  const usedKeys = new Set<string>();
+  const workRows = async () =>
+    (await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[];
   totals.programs++;
   totals.operations += ops.length;
   const poolOptions = () => ({ maxParallelism: limit });
 
-  const checkStep = async () => {
-    const { running } = await jobStates(t);
+  /**
+   * Each key's jobs holding its slot stay within its limit (after a lowering, those already in may
+   * finish); inside the jobs, a key never had more attempts running at once than its highest limit.
+   */
+  const checkKeyLimits = (rows: WorkRow[]) => {
+    for (const key of usedKeys) {
+      const holding = rows.filter((w) => w.key === key && holdingSlot(w)).length;
+      const keyLimit = keyLimits.get(key) ?? 1;
+      const keyCeiling = Math.max(keyLimit, Math.min(keyCeilings.get(key) ?? keyLimit, holding));
+      keyCeilings.set(key, keyCeiling);
+      expect(holding, `jobs holding ${key}'s slot`).toBeLessThanOrEqual(keyCeiling);
+      expect(probe.groupMax.get(key) ?? 0, `${key}'s attempts at once`).toBeLessThanOrEqual(
+        highestLimits.get(key) ?? 1,
+      );
+    }
+  };
+
+  const checkStep = async (before: WorkRow[], pausedThrough: { pool: boolean; keys: string[] }) => {
+    const rows = await workRows();
+    // Nothing paused through the whole step started an attempt.
+    if (pausedThrough.pool) {
+      expect(startedAttempts(rows), "attempts started while the pool was paused").toBe(
+        startedAttempts(before),
+      );
+    }
+    for (const key of pausedThrough.keys) {
+      const ofKey = (list: WorkRow[]) => list.filter((w) => w.key === key);
+      expect(startedAttempts(ofKey(rows)), `attempts started while ${key} was paused`).toBe(
+        startedAttempts(ofKey(before)),
+      );
+    }
+    checkKeyLimits(rows);
+    for (const key of usedKeys) {
+      const ofKey = rows.filter((w) => w.key === key);
+      const keyLimit = keyLimits.get(key) ?? 1;
+      expect(await keyStatus(t, key), `keyStatus of ${key}`).toEqual({
+        ...expectedKeyCounts(ofKey),
+        paused: pausedKeys.has(key),
+        parallelism: keyLimit,
+      });
+    }
+    const running = rows.filter((w) => w.state.kind === "running").length;
     // After the limit is lowered, jobs already running may finish; nothing new may start.
     ceiling = Math.max(limit, Math.min(ceiling, running));
     expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
@@ -176,18 +306,31 @@ async function runProgram(ops: Op[]) {
   };
 
   for (const step of ops) {
+    const before = await workRows();
+    // What stays paused through this step (a resume ends it; a pause only starts it).
+    const resumes = (key: string | undefined) => step.op === "resume" && step.key === key;
+    const pausedThrough = {
+      pool: poolPaused && !resumes(undefined),
+      keys: [...pausedKeys].filter((key) => !resumes(key)),
+    };
     switch (step.op) {
       case "enqueue": {
         totals.jobs += step.jobs.length;
         totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
         {
           for (const spec of step.jobs) {
-            const key = `k${n++}`;
+            const seq = n++;
+            const key = spec.poolKey === undefined ? `k${seq}` : `${spec.poolKey}:k${seq}`;
             const options: Record<string, unknown> = {
               context: { key, ...HEAVY_CONTEXT[spec.handler] },
             };
             if (spec.kind === "action") options.retry = spec.retry ? RETRY : false;
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
+            if (spec.poolKey !== undefined) {
+              options.key = spec.poolKey;
+              usedKeys.add(spec.poolKey);
+            }
+            const dueAt = Date.now() + (spec.delayMs ?? 0);
             const [id] = await t.mutation(anyApi.pool.enqueue, {
               kind: spec.kind,
               argsList: [
@@ -205,7 +348,7 @@ async function runProgram(ops: Op[]) {
                 ? { onComplete: spec.handler === "plain" ? "onComplete" : "heavy.onComplete" }
                 : {}),
             });
-            jobs.push({ ...spec, id, key, canceled: false, killed: false });
+            jobs.push({ ...spec, id, key, canceled: false, killed: false, dueAt, seq });
           }
         }
         break;
@@ -252,17 +395,48 @@ async function runProgram(ops: Op[]) {
         break;
       }
       case "advance":
-        await runFor(t, step.ms, 50);
+        // Key limits are checked at every step of the clock, not only after the operation.
+        await runChecking(t, step.ms, async () => checkKeyLimits(await workRows()), 50);
+        break;
+      case "setKeyParallelism":
+        usedKeys.add(step.key);
+        await callPool(t, "setKeyParallelism", [step.key, step.parallelism]);
+        if (step.parallelism === null) keyLimits.delete(step.key);
+        else keyLimits.set(step.key, step.parallelism);
+        highestLimits.set(
+          step.key,
+          Math.max(highestLimits.get(step.key) ?? 1, step.parallelism ?? 1),
+        );
+        break;
+      case "pause":
+      case "resume": {
+        const paused = step.op === "pause";
+        await callPool(t, step.op, [step.key === undefined ? {} : { key: step.key }]);
+        if (step.key === undefined) poolPaused = paused;
+        else {
+          usedKeys.add(step.key);
+          if (paused) pausedKeys.add(step.key);
+          else pausedKeys.delete(step.key);
+        }
+        break;
+      }
+      case "cancelAllOfKey":
+        totals.cancels++;
+        usedKeys.add(step.key);
+        for (const job of jobs) if (job.poolKey === step.key) job.canceled = true;
+        await callPool(t, "cancelAll", [{ key: step.key }]);
         break;
     }
-    await checkStep();
+    await checkStep(before, pausedThrough);
   }
 
-  // Quiescence: let everything finish (resume the pool if it was paused).
+  // Quiescence: let everything finish (resume the pool and every key if paused).
   if (limit === 0) {
     limit = 10;
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
   }
+  if (poolPaused) await callPool(t, "resume", [{}]);
+  for (const key of pausedKeys) await callPool(t, "resume", [{ key }]);
   await runFor(t, 120_000, 500);
   const all = await completions(t);
   const byId = new Map<string, any[]>();
@@ -290,12 +464,27 @@ async function runProgram(ops: Op[]) {
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
     expect(allowed, `result of ${job.key} (${JSON.stringify(job)})`).toContain(kind);
   }
+  // Each key's jobs first started in due order, then enqueue order.
+  for (const key of usedKeys) {
+    const firstStarts = [...new Set(probe.groupStarts.get(key) ?? [])];
+    const expected = jobs
+      .filter((job) => job.poolKey === key && firstStarts.includes(job.key))
+      .sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq)
+      .map((job) => job.key);
+    expect(firstStarts, `start order of ${key}'s jobs`).toEqual(expected);
+  }
   const rows = await inComponent(t, async (ctx) => ({
+    keyQueue: await ctx.db.query("keyQueue").collect(),
     pendingStart: await ctx.db.query("pendingStart").collect(),
     pendingCompletion: await ctx.db.query("pendingCompletion").collect(),
     pendingCancelation: await ctx.db.query("pendingCancelation").collect(),
   }));
-  expect(rows).toEqual({ pendingStart: [], pendingCompletion: [], pendingCancelation: [] });
+  expect(rows).toEqual({
+    keyQueue: [],
+    pendingStart: [],
+    pendingCompletion: [],
+    pendingCancelation: [],
+  });
 }
 
 describe("model-based", () => {

@@ -88,7 +88,8 @@ export default defineSchema({
     /** True for a keyed job's retry: it kept its key slot through the backoff. */
     holdsSlot: v.optional(v.boolean()),
   })
-    .index("by_segment", ["segment"])
+    // Within a segment, by due time: jobs start in due order to the millisecond.
+    .index("by_segment", ["segment", "runAt"])
     .index("by_workId", ["workId"]),
 
   /**
