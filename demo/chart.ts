@@ -1,6 +1,7 @@
 // The demo's chart (see workload.demo.ts): a pure function from a run's data to an SVG string of
-// jobs running over time, with the pool's limit, a legend, and lanes marking when attempts failed and
-// were retried and when jobs failed for good. Hand-drawn SVG; no I/O here.
+// jobs running over time, with the pool's limit (and, with keys, the limit the keys make), a legend,
+// and lanes marking when attempts failed and were retried and when jobs failed for good. Hand-drawn
+// SVG; no I/O here.
 
 /** One point of a step series: from `at` (ms) on, `running` jobs run. */
 export type RunningPoint = { at: number; running: number };
@@ -10,6 +11,9 @@ export type ChartData = {
   title: string;
   /** The pool's maxParallelism. */
   limit: number;
+  /** With keys, the most jobs the keys allow at once (keys × keyParallelism); drawn when it is
+   * below `limit`. */
+  keyLimit?: number;
   /** First enqueue and last completion (epoch ms); the x axis counts seconds from t0. */
   t0: number;
   end: number;
@@ -66,6 +70,8 @@ const PLOT_RIGHT = 20;
 const LEGEND_TOP = 44; // centre of the first legend row
 const LEGEND_ROW_HEIGHT = 18;
 const LEGEND_CHAR_WIDTH = 6.8; // rough width of a 12 px sans-serif character
+const TITLE_SIZE = 14; // px, shrunk for a title that would not fit the width
+const TITLE_CHAR_EM = 0.62; // rough width of a bold sans-serif character, in font sizes
 const LEGEND_ITEM_GAP = 24;
 const PLOT_TOP = 84; // under the title and the two legend rows
 const PLOT_HEIGHT = 250;
@@ -80,6 +86,7 @@ const Y_HEADROOM = 0.1;
 const COLOR = {
   running: "#2a6fdb",
   limit: "#7b2cbf",
+  keyLimit: "#2e7d32",
   retry: "#e07b00",
   failure: "#c62828",
   axis: "#333",
@@ -134,10 +141,15 @@ export function runningChart(data: ChartData): string {
 
   const line = (dash: string, color: string) => (sx: number, sy: number) =>
     `<line x1="${f1(sx - 10)}" y1="${f1(sy)}" x2="${f1(sx + 10)}" y2="${f1(sy)}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`;
+  const keyLimit =
+    data.keyLimit !== undefined && data.keyLimit < data.limit ? data.keyLimit : undefined;
   const legend = legendRows([
     [
       { label: "jobs running (attempts in progress)", swatch: line("", COLOR.running) },
       { label: `maxParallelism limit (${data.limit})`, swatch: line("5 3", COLOR.limit) },
+      ...(keyLimit !== undefined
+        ? [{ label: `keys × keyParallelism (${keyLimit})`, swatch: line("2 3", COLOR.keyLimit) }]
+        : []),
     ],
     [
       { label: `attempt failed, retried (${data.retriedFailures.length})`, swatch: marker.tick },
@@ -151,7 +163,7 @@ export function runningChart(data: ChartData): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
     `<title>${escapeXml(data.title)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="white"/>`,
-    `<text x="${MARGIN}" y="22" font-size="14" font-weight="bold">${escapeXml(data.title)}</text>`,
+    `<text x="${MARGIN}" y="22" font-size="${titleSize(data.title)}" font-weight="bold">${escapeXml(data.title)}</text>`,
     ...legend,
     // Grid and ticks.
     ...yTicks.values.map(
@@ -174,6 +186,12 @@ export function runningChart(data: ChartData): string {
     `<path d="${path}" fill="none" stroke="${COLOR.running}" stroke-width="1.5"/>`,
     `<line x1="${PLOT_LEFT}" y1="${f1(y(data.limit))}" x2="${plotRight}" y2="${f1(y(data.limit))}" stroke="${COLOR.limit}" stroke-width="2" stroke-dasharray="8 5"/>`,
     `<text x="${plotRight - 4}" y="${f1(y(data.limit) - 6)}" text-anchor="end" fill="${COLOR.limit}">maxParallelism ${data.limit}</text>`,
+    ...(keyLimit !== undefined
+      ? [
+          `<line x1="${PLOT_LEFT}" y1="${f1(y(keyLimit))}" x2="${plotRight}" y2="${f1(y(keyLimit))}" stroke="${COLOR.keyLimit}" stroke-width="2" stroke-dasharray="3 4"/>`,
+          `<text x="${plotRight - 4}" y="${f1(y(keyLimit) - 6)}" text-anchor="end" fill="${COLOR.keyLimit}">keys × keyParallelism ${keyLimit}</text>`,
+        ]
+      : []),
     // Marker lanes.
     ...lanes.flatMap((lane) => [
       `<text x="${yLabelX}" y="${f1(lane.y + 4)}" text-anchor="end" font-size="11" fill="${COLOR.muted}">${lane.label}</text>`,
@@ -187,6 +205,12 @@ export function runningChart(data: ChartData): string {
     `</svg>`,
   ];
   return lines.join("\n") + "\n";
+}
+
+/** The title's font size: TITLE_SIZE, or less (down to 9 px) for a title too long to fit. */
+function titleSize(title: string): number {
+  const fits = (WIDTH - 2 * MARGIN) / (TITLE_CHAR_EM * Math.max(1, title.length));
+  return Math.max(9, Math.min(TITLE_SIZE, Math.floor(fits * 2) / 2));
 }
 
 type LegendItem = { label: string; swatch: (x: number, y: number) => string };

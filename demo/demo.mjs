@@ -44,10 +44,20 @@ const flags = {
     max: 2 ** 32 - 1,
     help: "seed of the failure and duration rules",
   },
+  keys: {
+    env: "DEMO_KEYS",
+    def: undefined, // no keys
+    shownDef: "none",
+    int: true,
+    min: 1,
+    max: 100_000,
+    help: "give email i the pool key k<i mod keys>: one at a time per key",
+  },
   out: {
     env: "DEMO_OUT",
     def: undefined, // chosen by the workload, from the other flags:
-    shownDef: "demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>.svg",
+    shownDef:
+      "demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>[-k<keys>].svg",
     path: true,
     help: "where to write the chart (an .svg file)",
   },
@@ -101,6 +111,10 @@ for (const [name, f] of Object.entries(flags)) {
     env[f.env] = outPath(name);
     continue;
   }
+  if (values[name] === undefined) {
+    env[f.env] = ""; // an optional flag not given (and not inherited from the environment)
+    continue;
+  }
   const raw = values[name].trim();
   const n = Number(raw);
   if (
@@ -115,6 +129,11 @@ for (const [name, f] of Object.entries(flags)) {
     );
   }
   env[f.env] = String(n);
+}
+if (values.keys !== undefined && Number(env.DEMO_KEYS) > Number(env.DEMO_JOBS)) {
+  fail(
+    `--keys must be at most --jobs (${env.DEMO_JOBS}), so that every key gets an email, got ${JSON.stringify(values.keys)}`,
+  );
 }
 env.DEMO_TTY = process.stdout.isTTY ? "1" : "0";
 if (!process.stdout.isTTY) {

@@ -3,15 +3,20 @@
 // working about DEMO_DURATION_MS and failing an attempt at DEMO_FAIL_RATE (retried by the pool),
 // shows progress, then reports from the app's own tables (jobs, attempts, outcomes) and the
 // component's config, and draws running jobs, retries and failures over time (chart.ts) to DEMO_OUT,
-// by default demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>.svg.
+// by default demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>[-k<keys>].svg.
+// With DEMO_KEYS = N, email i is sent with poolKey k<i mod N> (the pool's `key`; emailPool leaves
+// keyParallelism at the component's default, 1), and the report adds each key's progress from the
+// pool's own keyStatus, with per-key concurrency and start order from the app's attempts table.
 /// <reference types="vite/client" />
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { expect, it, vi } from "vitest";
+import type { KeyStatus } from "convex-workpool";
 import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
+import type { Doc } from "../example/convex/_generated/dataModel.js";
 import schema from "../example/convex/schema.js";
 import { runningChart } from "./chart.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
@@ -30,16 +35,25 @@ const parallelism = envNumber("DEMO_PARALLELISM", 10);
 const durationMs = envNumber("DEMO_DURATION_MS", 1000);
 const failRate = envNumber("DEMO_FAIL_RATE", 0.1);
 const seed = envNumber("DEMO_SEED", 1);
+/** How many pool keys the emails are spread over; 0 for none (unkeyed emails). */
+const keys = envNumber("DEMO_KEYS", 0);
 const tty = process.env.DEMO_TTY === "1";
 const svgPath = resolve(
   process.env.DEMO_OUT ||
-    `demo-out/running-j${jobs}-p${parallelism}-d${durationMs}-f${failRate}-s${seed}.svg`,
+    `demo-out/running-j${jobs}-p${parallelism}-d${durationMs}-f${failRate}-s${seed}` +
+      `${keys ? `-k${keys}` : ""}.svg`,
 );
 
-/** Why retries appear late; printed in the report and under the chart. */
-const RETRY_NOTE =
-  "A retry waits its backoff, then queues behind jobs already due (the pool starts jobs in " +
-  "due order), so with a backlog, retries start late.";
+/** The pool key of email `i`, or undefined without keys. */
+const poolKeyOf = (i: number) => (keys ? `k${i % keys}` : undefined);
+
+/** Why retries appear late (with keys: why a key can sit idle); printed in the report and under
+ * the chart. */
+const RETRY_NOTE = keys
+  ? "A retry keeps its key's slot: the key's next job waits for it, backoff included; once due, " +
+    "it queues behind jobs already due."
+  : "A retry waits its backoff, then queues behind jobs already due (the pool starts jobs in " +
+    "due order), so with a backlog, retries start late.";
 
 const out = (s: string) => process.stdout.write(s);
 
@@ -63,6 +77,202 @@ function concurrency(intervals: Interval[]) {
     else series.push({ at: e.at, running });
   }
   return { max, series };
+}
+
+/** One key of a run with keys: the pool's counts, and what the app's tables say of its emails. */
+type KeyRow = {
+  key: string;
+  /** The app's `jobs` rows with this poolKey. */
+  emails: number;
+  /** The pool's keyStatus at the end of the run (jobs.keyProgress). */
+  status: KeyStatus;
+  /** The key's finished emails by outcome, from the app's `outcomes` table. */
+  outcomes: { succeeded: number; failed: number; canceled: number };
+  /** The most attempts of the key's emails running at one moment. */
+  atOnce: number;
+  /** Whether the key's emails first started in the order they were sent. */
+  inOrder: boolean;
+  /** Whether each email started only after the key's previous email's last attempt ended (its
+   * retries included: a retry keeps its key's slot). */
+  oneAfterAnother: boolean;
+  /** Emails of the key that were retried and had a next email waiting behind them. */
+  retriedAhead: number;
+};
+
+/**
+ * Each key's row: the pool's own keyStatus, and from the app's tables how many of its emails ran at
+ * once and whether they started in the order sent (email i was sent i-th; its app key is email-i).
+ */
+async function keyRows(
+  keyCount: number,
+  keyStatus: (key: string) => Promise<KeyStatus>,
+  rows: { jobs: Doc<"jobs">[]; attempts: Doc<"attempts">[]; outcomes: Doc<"outcomes">[] },
+  end: number,
+): Promise<KeyRow[]> {
+  const sentIndex = (appKey: string) => Number(appKey.slice("email-".length));
+  const emailsOf = new Map<string, string[]>();
+  for (const job of rows.jobs) {
+    if (job.poolKey === undefined) continue;
+    const list = emailsOf.get(job.poolKey) ?? [];
+    if (list.length === 0) emailsOf.set(job.poolKey, list);
+    list.push(job.key);
+  }
+  const attemptsOf = new Map<string, Doc<"attempts">[]>();
+  for (const a of rows.attempts) {
+    const list = attemptsOf.get(a.key) ?? [];
+    if (list.length === 0) attemptsOf.set(a.key, list);
+    list.push(a);
+  }
+  const outcomeOf = new Map(rows.outcomes.map((o) => [o.key, o.kind]));
+  const result: KeyRow[] = [];
+  for (let k = 0; k < keyCount; k++) {
+    const key = `k${k}`;
+    const emails = (emailsOf.get(key) ?? []).sort((a, b) => sentIndex(a) - sentIndex(b));
+    const attempts = emails.map((e) => attemptsOf.get(e) ?? []);
+    const firstStart = attempts.map((as) =>
+      as.length ? Math.min(...as.map((a) => a.startedAt)) : undefined,
+    );
+    const lastEnd = attempts.map((as) =>
+      as.length && as.every((a) => a.endedAt !== undefined)
+        ? Math.max(...as.map((a) => a.endedAt!))
+        : undefined,
+    );
+    const started = (i: number) => firstStart[i] !== undefined;
+    const kinds = emails.map((e) => outcomeOf.get(e));
+    result.push({
+      key,
+      emails: emails.length,
+      status: await keyStatus(key),
+      outcomes: {
+        succeeded: kinds.filter((kind) => kind === "success").length,
+        failed: kinds.filter((kind) => kind === "failed").length,
+        canceled: kinds.filter((kind) => kind === "canceled").length,
+      },
+      atOnce: concurrency(
+        attempts.flat().map((a) => ({ start: a.startedAt, end: a.endedAt ?? end })),
+      ).max,
+      // An email that never started is fine only when no later email of the key started.
+      inOrder: emails.every(
+        (_, i) =>
+          i === 0 || !started(i) || (started(i - 1) && firstStart[i - 1]! <= firstStart[i]!),
+      ),
+      oneAfterAnother: emails.every(
+        (_, i) =>
+          i === 0 ||
+          !started(i) ||
+          (lastEnd[i - 1] !== undefined && lastEnd[i - 1]! <= firstStart[i]!),
+      ),
+      retriedAhead: attempts.filter((as, i) => as.length > 1 && i + 1 < emails.length).length,
+    });
+  }
+  return result;
+}
+
+/** The per-key section of the report: a summary, then a table of some keys. */
+function keyReport(rows: KeyRow[], table = 20): string {
+  const sum = (pick: (row: KeyRow) => number) => rows.reduce((n, row) => n + pick(row), 0);
+  const sizes = rows.map((row) => row.emails);
+  const parallelisms = [...new Set(rows.map((row) => row.status.parallelism))];
+  const counted = (row: KeyRow) =>
+    row.status.pending +
+    row.status.running +
+    row.status.succeeded +
+    row.status.failed +
+    row.status.canceled;
+  const disagree = rows.filter(
+    (row) =>
+      counted(row) !== row.emails ||
+      row.status.succeeded !== row.outcomes.succeeded ||
+      row.status.failed !== row.outcomes.failed ||
+      row.status.canceled !== row.outcomes.canceled,
+  );
+  const outOfOrder = rows.filter((row) => !row.inOrder);
+  const overlapping = rows.filter((row) => !row.oneAfterAnother);
+  const atOnce = Math.max(0, ...rows.map((row) => row.atOnce));
+  const names = (bad: KeyRow[]) =>
+    bad
+      .slice(0, 10)
+      .map((row) => row.key)
+      .join(", ") + (bad.length > 10 ? ", …" : "");
+  const lines: Array<[string, string]> = [
+    [
+      "keys",
+      `${rows.length} (email i has key k<i mod ${rows.length}>), ` +
+        `${Math.min(...sizes) === Math.max(...sizes) ? sizes[0] : `${Math.min(...sizes)} to ${Math.max(...sizes)}`} emails each; ` +
+        `keyParallelism ${parallelisms.join(" / ")}`,
+    ],
+    [
+      "finished",
+      `${sum((row) => row.status.succeeded)} succeeded, ${sum((row) => row.status.failed)} failed, ` +
+        `${sum((row) => row.status.canceled)} canceled; ${sum((row) => row.status.pending)} pending, ` +
+        `${sum((row) => row.status.running)} running` +
+        (disagree.length
+          ? `; DISAGREES with the app's jobs and outcomes tables for ${disagree.length} keys: ${names(disagree)}`
+          : " (the app's jobs and outcomes tables agree, key by key)"),
+    ],
+    [
+      "at once",
+      `at most ${atOnce} email${atOnce === 1 ? "" : "s"} of one key running at a time (attempts table; limit ${Math.min(...parallelisms)})` +
+        (atOnce > Math.min(...parallelisms) ? "  EXCEEDED" : ""),
+    ],
+    [
+      "order",
+      outOfOrder.length
+        ? `OUT OF ORDER: ${outOfOrder.length} keys started emails out of the order sent: ${names(outOfOrder)}`
+        : `every key's emails started in the order sent (${rows.length} of ${rows.length} keys)`,
+    ],
+    [
+      "retries",
+      overlapping.length
+        ? `OVERLAP: ${overlapping.length} keys started an email before the previous one finished: ${names(overlapping)}`
+        : `each key's next email started only after the previous one's last attempt ended ` +
+          `(${sum((row) => row.retriedAhead)} retried emails held their key's next email back)`,
+    ],
+  ];
+  // The first keys, and any key with a problem.
+  const shown = rows.filter(
+    (row, i) =>
+      i < table || disagree.includes(row) || outOfOrder.includes(row) || overlapping.includes(row),
+  );
+  const header = [
+    "key",
+    "emails",
+    "succeeded",
+    "failed",
+    "canceled",
+    "pending",
+    "running",
+    "at once",
+  ];
+  const width = Math.max(3, ...shown.map((row) => row.key.length));
+  const cell = (v: string | number, i: number) =>
+    i === 0 ? String(v).padEnd(width) : String(v).padStart(header[i].length);
+  const tableLines = [
+    [...header.map((h, i) => cell(h, i)), "in order"].join("  "),
+    ...shown.map((row) =>
+      [
+        ...[
+          row.key,
+          row.emails,
+          row.status.succeeded,
+          row.status.failed,
+          row.status.canceled,
+          row.status.pending,
+          row.status.running,
+          row.atOnce,
+        ].map(cell),
+        row.inOrder ? "yes" : "NO",
+      ].join("  "),
+    ),
+    ...(shown.length < rows.length
+      ? [`… ${rows.length - shown.length} more keys (counted in the lines above)`]
+      : []),
+  ];
+  return (
+    `\nper-key progress (emailPool's keyStatus of each key at the end of the run)\n` +
+    lines.map(([k, v]) => `  ${k.padEnd(12)} ${v}`).join("\n") +
+    `\n\n${tableLines.map((l) => `  ${l}`).join("\n")}\n`
+  );
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -102,6 +312,12 @@ it("runs the example app's email workload", async () => {
     `convex-workpool demo: ${jobs} emails through emailPool, maxParallelism ${parallelism}, ` +
       `~${durationMs} ms each, fail rate ${failRate} per attempt (retries: 5 attempts), seed ${seed}\n`,
   );
+  if (keys) {
+    out(
+      `keys: ${keys}, email i has pool key k<i mod ${keys}>; emailPool's keyParallelism is the ` +
+        `component's default, 1: one email of a key at a time, in order\n`,
+    );
+  }
   out(`embedded backend: convex-test, virtual clock\n\n`);
 
   await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: parallelism });
@@ -111,6 +327,7 @@ it("runs the example app's email workload", async () => {
     const emails = Array.from({ length: Math.min(CHUNK, jobs - i) }, (_, j) => ({
       key: `email-${i + j}`,
       to: `user${i + j}@example.com`,
+      poolKey: poolKeyOf(i + j),
     }));
     await t.mutation(api.emails.sendEmails, { emails, ms: durationMs, failRate, seed });
   }
@@ -131,8 +348,10 @@ it("runs the example app's email workload", async () => {
     `[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s virtual] done ${String(s.done).padStart(String(jobs).length)}/${jobs}` +
     ` | running ${String(s.running).padStart(String(limit).length)}/${limit} | retries ${s.retries} | failed ${s.failed}`;
 
-  // Generous bound on virtual time: every job failing all 5 attempts, with backoff, one at a time.
-  const deadline = t0 + 60_000 + Math.ceil(jobs / parallelism) * 5 * (durationMs * 1.25 + 4000);
+  // Generous bound on virtual time: every job failing all 5 attempts, with backoff, one at a time
+  // (per slot: at most `keys` slots with keys, keyParallelism being 1).
+  const slots = keys ? Math.min(parallelism, keys) : parallelism;
+  const deadline = t0 + 60_000 + Math.ceil(jobs / slots) * 5 * (durationMs * 1.25 + 4000);
   let nextPlainTenth = 1;
   let step = 0;
   let s = await snapshot();
@@ -183,14 +402,28 @@ it("runs the example app's email workload", async () => {
     }))
     .filter((r): r is { failedAt: number; startedAt: number } => r.failedAt !== undefined);
   const retryWaits = retries.map((r) => r.startedAt - r.failedAt).sort((a, b) => a - b);
+  // Per key (with keys): the pool's keyStatus of each key (jobs.keyProgress), with the app's tables.
+  const perKey = keys
+    ? await keyRows(
+        keys,
+        async (key) => await t.query(api.jobs.keyProgress, { pool: "emailPool", key }),
+        { jobs: jobRows, attempts: attemptRows, outcomes: outcomeRows },
+        end,
+      )
+    : [];
+  const keyParallelism = Math.min(...perKey.map((row) => row.status.parallelism));
+  /** With keys, at most keys × keyParallelism jobs can run at once. */
+  const keyLimit = keys ? keys * keyParallelism : undefined;
   mkdirSync(dirname(svgPath), { recursive: true });
   writeFileSync(
     svgPath,
     runningChart({
       title:
-        `Jobs running over time, emailPool: jobs ${jobs}, parallelism ${parallelism}, duration-ms ${durationMs}, ` +
-        `fail-rate ${failRate}, seed ${seed}`,
+        `Jobs running, emailPool: jobs ${jobs}, parallelism ${parallelism}, duration-ms ${durationMs}, ` +
+        `fail-rate ${failRate}, seed ${seed}, ` +
+        (keys ? `keys ${keys} (keyParallelism ${keyParallelism})` : "no keys"),
       limit,
+      keyLimit,
       t0,
       end,
       running: series,
@@ -225,7 +458,10 @@ it("runs the example app's email workload", async () => {
     [
       "concurrency",
       `highest ${max} running at once; maxParallelism ${limit} (component config)` +
-        (max > limit ? "  EXCEEDED" : ""),
+        (max > limit ? "  EXCEEDED" : "") +
+        (keyLimit !== undefined && keyLimit < limit
+          ? `; ${keys} keys × keyParallelism ${keyParallelism} allow at most ${keyLimit}`
+          : ""),
     ],
     [
       "mean running",
@@ -235,8 +471,24 @@ it("runs the example app's email workload", async () => {
     ["wall time", `${((performance.now() - wallStart) / 1000).toFixed(1)} s real`],
   ];
   out(`\nreport\n${rows.map(([k, v]) => `  ${k.padEnd(12)} ${v}`).join("\n")}\n`);
+  if (keys) out(keyReport(perKey));
 
   expect(s.done, "every job finished").toBe(jobs);
   expect(max, "never more running than maxParallelism").toBeLessThanOrEqual(limit);
+  for (const row of perKey) {
+    expect(
+      row.atOnce,
+      `never more of key ${row.key} running than its parallelism`,
+    ).toBeLessThanOrEqual(row.status.parallelism);
+    expect(row.inOrder, `key ${row.key}'s emails started in the order sent`).toBe(true);
+    if (row.status.parallelism === 1) {
+      expect(row.oneAfterAnother, `key ${row.key}'s emails ran one after another`).toBe(true);
+    }
+    expect(row.status, `key ${row.key}'s keyStatus agrees with the app's tables`).toMatchObject({
+      pending: 0,
+      running: 0,
+      ...row.outcomes,
+    });
+  }
   vi.useRealTimers();
 });

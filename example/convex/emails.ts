@@ -30,19 +30,27 @@ export const send = internalAction({
   },
 });
 
-/** Enqueues one email per entry; returns their work ids in the same order. */
+/**
+ * Enqueues one email per entry; returns their work ids in the same order. `key` names the email in
+ * the app's tables; an entry's optional `poolKey` is passed to the pool as its `key`: emails sharing
+ * one are sent one at a time (emailPool's keyParallelism, 1 by default), in the order given, a retry
+ * keeping its place (e.g. one recipient's messages, so they arrive in order).
+ */
 export const sendEmails = mutation({
-  args: { emails: v.array(v.object({ key: v.string(), to: v.string() })), ...vSim },
+  args: {
+    emails: v.array(v.object({ key: v.string(), to: v.string(), poolKey: v.optional(v.string()) })),
+    ...vSim,
+  },
   returns: v.array(v.string()),
   handler: async (ctx, { emails, ms, failRate, seed }): Promise<WorkId[]> => {
     const ids: WorkId[] = [];
-    for (const { key, to } of emails) {
-      const context: JobContext = { pool: "emailPool", key, kind: "email" };
+    for (const { key, to, poolKey } of emails) {
+      const context: JobContext = { pool: "emailPool", key, kind: "email", poolKey };
       const id: WorkId = await emailPool.enqueueAction(
         ctx,
         internal.emails.send,
         { key, to, ms, failRate, seed },
-        { onComplete: internal.pools.recordOutcome, context },
+        { onComplete: internal.pools.recordOutcome, context, key: poolKey },
       );
       await track(ctx, context, id);
       ids.push(id);

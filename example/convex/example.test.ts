@@ -146,7 +146,8 @@ describe("example app: emailPool (retries on)", () => {
 describe("example app: scrapePool (maxParallelism 2, no retries)", () => {
   it("runs at most 2 fetches at once and stores each page with a mutation job", async () => {
     const t = setup();
-    const urls = ["a", "b", "c", "d", "e", "f"].map((p) => `https://example.com/${p}`);
+    // Six hosts: pages of one host are fetched one at a time (see the keys tests below).
+    const urls = ["a", "b", "c", "d", "e", "f"].map((h) => `https://${h}.example.com/index`);
     await t.mutation(api.scrape.scrapeSite, { urls, ...sim });
     await runFor(2000);
     expect(await maxConcurrency(t, "fetch:")).toBe(2);
@@ -182,7 +183,7 @@ describe("example app: scrapePool (maxParallelism 2, no retries)", () => {
 describe("example app: status, cancel and run-time config", () => {
   it("status follows a job from pending to running to finished", async () => {
     const t = setup();
-    const urls = ["one", "two", "three"].map((p) => `https://example.com/${p}`);
+    const urls = ["one", "two", "three"].map((h) => `https://${h}.example.com/`);
     const ids = await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 500 });
     await runFor(200);
     const third = () => t.query(api.jobs.status, { pool: "scrapePool", workId: ids[2] });
@@ -218,7 +219,7 @@ describe("example app: status, cancel and run-time config", () => {
     const t = setup();
     // scrapePool's stored config (convex-test's runInComponent, untyped, reads a component's tables).
     const config = () => storedMaxParallelism(t, "scrapePool");
-    const urls = Array.from({ length: 10 }, (_, i) => `https://example.com/p${i}`);
+    const urls = Array.from({ length: 10 }, (_, i) => `https://site${i}.example.com/`);
     await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 1000 });
     await runFor(500);
     expect(await maxConcurrency(t, "fetch:")).toBe(2);
@@ -256,6 +257,224 @@ describe("example app: status, cancel and run-time config", () => {
     await expect(
       t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: -1 }),
     ).rejects.toThrow(/maxParallelism/);
+  });
+});
+
+describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
+  /** The attempts of jobs whose app key starts with `prefix`, in the order they started. */
+  async function attemptsInStartOrder(t: T, prefix: string) {
+    const rows = await t.run(async (ctx) => ctx.db.query("attempts").collect());
+    return rows
+      .filter((row) => row.key.startsWith(prefix))
+      .sort((a, b) => a.startedAt - b.startedAt || a.attempt - b.attempt);
+  }
+
+  /** True when each attempt starts at or after the previous one ended: one at a time. */
+  function oneAtATime(rows: Array<{ startedAt: number; endedAt?: number }>) {
+    return rows.every((row, i) => i === 0 || row.startedAt >= (rows[i - 1].endedAt ?? Infinity));
+  }
+
+  const progress = (t: T, pool: "emailPool" | "scrapePool", key: string) =>
+    t.query(api.jobs.keyProgress, { pool, key });
+
+  const pagesOf = (host: string, n: number) =>
+    Array.from({ length: n }, (_, p) => `https://${host}/p${p}`);
+  const hosts = ["a.example", "b.example", "c.example"];
+  /** Four pages of each host, a host's pages one after another (without keys, the pool's 2 slots
+   * would fetch a/p0 and a/p1 together). */
+  const byHost = hosts.flatMap((host) => pagesOf(host, 4));
+
+  it("fetches one page of a host at a time, in the order asked for, while hosts overlap", async () => {
+    const t = setup();
+    await t.mutation(api.scrape.scrapeSite, { urls: byHost, ...sim });
+    await runFor(5000);
+    for (const host of hosts) {
+      const rows = await attemptsInStartOrder(t, `fetch:https://${host}/`);
+      expect(rows.map((row) => row.key)).toEqual(pagesOf(host, 4).map((url) => `fetch:${url}`));
+      expect(oneAtATime(rows)).toBe(true);
+    }
+    expect(await maxConcurrency(t, "fetch:")).toBe(2);
+    const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
+    expect(pages.map((p) => p.url).sort()).toEqual([...byHost].sort());
+  });
+
+  it("keyProgress counts a host's pages as they wait, run and finish, as the outcomes table does", async () => {
+    const t = setup();
+    const seed = 7;
+    const failRate = 0.5;
+    const urls = pagesOf("a.example", 6);
+    const failing = urls.filter((url) => attemptFails(seed, `fetch:${url}`, 1, failRate));
+    expect(failing.length, "the seed fails some pages, not all").toBeGreaterThan(0);
+    expect(failing.length).toBeLessThan(urls.length);
+    await t.mutation(api.scrape.scrapeSite, {
+      urls: [...urls, "https://b.example/p0"],
+      ms: 500,
+      failRate,
+      seed,
+    });
+    const idle = { running: 0, succeeded: 0, failed: 0, canceled: 0, paused: false };
+    expect(await progress(t, "scrapePool", "a.example")).toEqual({
+      ...idle,
+      pending: 6,
+      parallelism: 1,
+    });
+    await runFor(200);
+    expect(await progress(t, "scrapePool", "a.example")).toMatchObject({ pending: 5, running: 1 });
+    await runFor(10_000);
+    expect(await progress(t, "scrapePool", "a.example")).toEqual({
+      ...idle,
+      pending: 0,
+      succeeded: urls.length - failing.length,
+      failed: failing.length,
+      parallelism: 1,
+    });
+    const outcomes = (await t.query(api.jobs.listOutcomes, { pool: "scrapePool" })).filter((o) =>
+      o.key.startsWith("fetch:https://a.example/"),
+    );
+    expect(outcomes.filter((o) => o.kind === "success")).toHaveLength(urls.length - failing.length);
+    expect(
+      outcomes
+        .filter((o) => o.kind === "failed")
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual(failing.map((url) => `fetch:${url}`).sort());
+    const b = await progress(t, "scrapePool", "b.example");
+    expect(b.succeeded + b.failed).toBe(1);
+    expect(await progress(t, "scrapePool", "never-used.example")).toEqual({
+      ...idle,
+      pending: 0,
+      parallelism: 1,
+    });
+  });
+
+  it("pauseKey lets a host's running fetch finish and holds the rest until resumeKey, while other hosts go on", async () => {
+    const t = setup();
+    const a = pagesOf("a.example", 3);
+    const b = pagesOf("b.example", 3);
+    await t.mutation(api.scrape.scrapeSite, { urls: [...a, ...b], ...sim, ms: 500 });
+    await runFor(200);
+    await t.mutation(api.jobs.pauseKey, { pool: "scrapePool", key: "a.example" });
+    await runFor(3000);
+    expect((await attemptsInStartOrder(t, "fetch:https://a.example/")).map((r) => r.key)).toEqual([
+      `fetch:${a[0]}`,
+    ]);
+    expect(await attemptsInStartOrder(t, "fetch:https://b.example/")).toHaveLength(3);
+    expect(await progress(t, "scrapePool", "a.example")).toMatchObject({
+      pending: 2,
+      running: 0,
+      succeeded: 1,
+      paused: true,
+    });
+    await t.mutation(api.jobs.resumeKey, { pool: "scrapePool", key: "a.example" });
+    await runFor(3000);
+    const rows = await attemptsInStartOrder(t, "fetch:https://a.example/");
+    expect(rows.map((row) => row.key)).toEqual(a.map((url) => `fetch:${url}`));
+    expect(oneAtATime(rows)).toBe(true);
+    expect(await progress(t, "scrapePool", "a.example")).toMatchObject({
+      pending: 0,
+      succeeded: 3,
+      paused: false,
+    });
+  });
+
+  it("cancelKey cancels a host's waiting fetches, lets its running one finish, and leaves other hosts alone", async () => {
+    const t = setup();
+    const a = pagesOf("a.example", 4);
+    const b = pagesOf("b.example", 2);
+    await t.mutation(api.scrape.scrapeSite, { urls: [...a, ...b], ...sim, ms: 500 });
+    await runFor(200);
+    await t.mutation(api.jobs.cancelKey, { pool: "scrapePool", key: "a.example" });
+    await runFor(3000);
+    expect((await attemptsInStartOrder(t, "fetch:https://a.example/")).map((r) => r.key)).toEqual([
+      `fetch:${a[0]}`,
+    ]);
+    expect(await progress(t, "scrapePool", "a.example")).toMatchObject({
+      pending: 0,
+      running: 0,
+      succeeded: 1,
+      canceled: 3,
+    });
+    expect(await progress(t, "scrapePool", "b.example")).toMatchObject({
+      pending: 0,
+      succeeded: 2,
+      canceled: 0,
+    });
+    const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
+    expect(pages.map((p) => p.url).sort()).toEqual([a[0], ...b].sort());
+  });
+
+  it("setKeyParallelism lets one host take 2 fetches at once, and null returns it to 1", async () => {
+    const t = setup();
+    await t.mutation(api.jobs.setKeyParallelism, {
+      pool: "scrapePool",
+      key: "a.example",
+      parallelism: 2,
+    });
+    await t.mutation(api.scrape.scrapeSite, { urls: pagesOf("a.example", 4), ...sim });
+    expect((await progress(t, "scrapePool", "a.example")).parallelism).toBe(2);
+    await runFor(2000);
+    expect(await maxConcurrency(t, "fetch:https://a.example/")).toBe(2);
+    await t.mutation(api.jobs.setKeyParallelism, {
+      pool: "scrapePool",
+      key: "a.example",
+      parallelism: null,
+    });
+    expect((await progress(t, "scrapePool", "a.example")).parallelism).toBe(1);
+  });
+
+  it("rejects a url without a host, naming it, and enqueues none of the batch", async () => {
+    const t = setup();
+    await expect(
+      t.mutation(api.scrape.scrapeSite, { urls: ["https://a.example/p0", "mailto:x@y.z"], ...sim }),
+    ).rejects.toThrow(/not an absolute url with a host: "mailto:x@y.z"/);
+    expect(await progress(t, "scrapePool", "a.example")).toMatchObject({ pending: 0 });
+  });
+
+  it("sends emails sharing a poolKey one at a time, in order, a retry keeping its place", async () => {
+    const t = setup();
+    const seed = 3;
+    const failRate = 0.5;
+    /** `n` email keys with `prefix` whose first attempt succeeds. */
+    const succeedingKeys = (prefix: string, n: number) =>
+      Array.from({ length: 100 }, (_, i) => `${prefix}${i}`)
+        .filter((key) => !attemptFails(seed, key, 1, failRate))
+        .slice(0, n);
+    // ada's first email fails once and is retried; her second and third must wait for it.
+    const ada = [keyFailingOnce(seed, failRate), ...succeedingKeys("ada-", 2)];
+    const bob = succeedingKeys("bob-", 3);
+    const unkeyed = succeedingKeys("solo-", 2);
+    await t.mutation(api.emails.sendEmails, {
+      emails: [
+        ...ada.map((key) => ({ key, to: "ada@example.com", poolKey: "ada" })),
+        ...bob.map((key) => ({ key, to: "bob@example.com", poolKey: "bob" })),
+        ...unkeyed.map((key) => ({ key, to: "cy@example.com" })),
+      ],
+      ms: 100,
+      failRate,
+      seed,
+    });
+    await runFor(5000);
+    const rows = await t.run(async (ctx) => ctx.db.query("attempts").collect());
+    const inStartOrder = (keys: string[]) =>
+      rows
+        .filter((row) => keys.includes(row.key))
+        .sort((x, y) => x.startedAt - y.startedAt || x.attempt - y.attempt);
+    expect(inStartOrder(ada).map((row) => row.key)).toEqual([ada[0], ada[0], ada[1], ada[2]]);
+    expect(oneAtATime(inStartOrder(ada))).toBe(true);
+    expect(inStartOrder(bob).map((row) => row.key)).toEqual(bob);
+    expect(oneAtATime(inStartOrder(bob))).toBe(true);
+    // ada's and bob's queues and the two unkeyed emails all ran at once at first.
+    expect(await maxConcurrency(t, "")).toBe(4);
+    expect(await progress(t, "emailPool", "ada")).toMatchObject({
+      pending: 0,
+      running: 0,
+      succeeded: 3,
+      failed: 0,
+      parallelism: 1,
+    });
+    const jobRows = await t.run(async (ctx) => ctx.db.query("jobs").collect());
+    expect(jobRows.filter((j) => j.poolKey === "ada").map((j) => j.key)).toEqual(ada);
+    expect(jobRows.filter((j) => j.poolKey === undefined).map((j) => j.key)).toEqual(unkeyed);
   });
 });
 

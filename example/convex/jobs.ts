@@ -1,7 +1,8 @@
 // What a UI or an operator uses: a job's status (subscribe to it with useQuery), cancelation, the
-// recorded outcomes, and changing a pool's parallelism at run time.
+// recorded outcomes, changing a pool's parallelism at run time, and one key's progress, pause,
+// cancelation and parallelism (a key is a host in scrapePool, an email's poolKey in emailPool).
 import { v } from "convex/values";
-import { vWorkId } from "convex-workpool";
+import { vKeyStatus, vWorkId } from "convex-workpool";
 import { components } from "./_generated/api.js";
 import { mutation, query } from "./_generated/server.js";
 import { pools } from "./pools.js";
@@ -52,5 +53,69 @@ export const listOutcomes = query({
       .query("outcomes")
       .withIndex("by_pool_finishedAt", (q) => q.eq("pool", pool))
       .collect();
+  },
+});
+
+/**
+ * One key's progress in a pool: `{ pending, running, succeeded, failed, canceled, paused,
+ * parallelism }`, the pool's own counts (finished jobs count while their status is retained, a day
+ * by default). A job waiting out a retry's backoff counts as pending. Subscribe to it with useQuery
+ * for a per-host progress bar.
+ */
+export const keyProgress = query({
+  args: { pool: vPoolName, key: v.string() },
+  returns: vKeyStatus,
+  handler: async (ctx, { pool, key }) => {
+    return await pools[pool].keyStatus(ctx, key);
+  },
+});
+
+/**
+ * Pauses one key: none of its jobs starts (retries included) until resumeKey; a running job
+ * finishes. Other keys and unkeyed jobs go on. Stored in the pool, so it lasts across deploys.
+ */
+export const pauseKey = mutation({
+  args: { pool: vPoolName, key: v.string() },
+  returns: v.null(),
+  handler: async (ctx, { pool, key }) => {
+    await pools[pool].pause(ctx, { key });
+    return null;
+  },
+});
+
+/** Ends a pause of one key: its jobs start again, in order. */
+export const resumeKey = mutation({
+  args: { pool: vPoolName, key: v.string() },
+  returns: v.null(),
+  handler: async (ctx, { pool, key }) => {
+    await pools[pool].resume(ctx, { key });
+    return null;
+  },
+});
+
+/**
+ * Cancels every unfinished job of one key, and no other: waiting jobs never start; a running one is
+ * not interrupted (and not retried). Each gets its onComplete, as with `cancel`.
+ */
+export const cancelKey = mutation({
+  args: { pool: vPoolName, key: v.string() },
+  returns: v.null(),
+  handler: async (ctx, { pool, key }) => {
+    await pools[pool].cancelAll(ctx, { key });
+    return null;
+  },
+});
+
+/**
+ * How many jobs of one key may run at once (a whole number, at least 1), e.g. a host that allows
+ * more; `null` returns the key to the pool's keyParallelism. Stored apart from the pool's config,
+ * so no client option overwrites it.
+ */
+export const setKeyParallelism = mutation({
+  args: { pool: vPoolName, key: v.string(), parallelism: v.union(v.number(), v.null()) },
+  returns: v.null(),
+  handler: async (ctx, { pool, key, parallelism }) => {
+    await pools[pool].setKeyParallelism(ctx, key, parallelism);
+    return null;
   },
 });

@@ -2,13 +2,21 @@
 //
 // emailPool retries failed actions (with the default backoff: 5 attempts, 250 ms doubling) and runs
 // at the parallelism stored in its component config: 10 unless an operator changes it at run time
-// (jobs.setMaxParallelism, or `npx convex run`), and such a change stays.
+// (jobs.setMaxParallelism, or `npx convex run`), and such a change stays. Its emails are unkeyed
+// unless the caller gives one a `poolKey` (emails.sendEmails): emails sharing one are sent one at a
+// time, in order, at the component's default keyParallelism of 1. This client leaves
+// keyParallelism off too, so that default is whatever the component's config says (1 unless
+// `config:update` changed it).
 //
-// scrapePool does not retry and runs at most 2 jobs at once. Because `maxParallelism` is set on this
-// client, the client writes 2 to the component's config on every enqueue and cancel through it
-// (including the store jobs recordOutcome enqueues), so a run-time change to scrapePool lasts only
-// until the next one. To scale a pool at run time, leave maxParallelism off its client, as emailPool
-// does.
+// scrapePool does not retry and runs at most 2 jobs at once, and at most 1 fetch per host: each
+// fetch is enqueued with its url's host as `key` (scrape.scrapeSite), so a site gets one request at
+// a time, its pages in the order they were asked for, while other hosts' fetches run beside it.
+// Because `maxParallelism` and `keyParallelism` are set on this client, the client writes them to
+// the component's config on every enqueue and cancel through it (including the store jobs
+// recordOutcome enqueues), so a run-time change to scrapePool's config lasts only until the next
+// one. To scale a pool at run time, leave them off its client, as emailPool does. (A key's own
+// setting, jobs.setKeyParallelism, and a pause, jobs.pauseKey, are stored apart from the config:
+// no client option overwrites them.)
 import { v, type Infer } from "convex/values";
 import { Workpool, type WorkId } from "convex-workpool";
 import { components, internal } from "./_generated/api.js";
@@ -16,16 +24,23 @@ import type { MutationCtx } from "./_generated/server.js";
 import { vPoolName } from "./schema.js";
 
 export const emailPool = new Workpool(components.emailPool, { retryActionsByDefault: true });
-export const scrapePool = new Workpool(components.scrapePool, { maxParallelism: 2 });
+export const scrapePool = new Workpool(components.scrapePool, {
+  maxParallelism: 2,
+  keyParallelism: 1,
+});
 
 export type PoolName = Infer<typeof vPoolName>;
 export const pools: Record<PoolName, Workpool> = { emailPool, scrapePool };
 
-/** What the app passes as onComplete's context: enough to find the job in its own tables. */
+/**
+ * What the app passes as onComplete's context: enough to find the job in its own tables. `poolKey`
+ * is the pool's `key` the job was enqueued with, if any.
+ */
 export const vJobContext = v.object({
   pool: vPoolName,
   key: v.string(),
   kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
+  poolKey: v.optional(v.string()),
 });
 export type JobContext = Infer<typeof vJobContext>;
 

@@ -7,12 +7,17 @@ import { v } from "convex/values";
 export const vPoolName = v.union(v.literal("emailPool"), v.literal("scrapePool"));
 
 export default defineSchema({
-  /** One row per enqueued job: what the app asked for and when. */
+  /**
+   * One row per enqueued job: what the app asked for and when. `key` is the app's own name of the
+   * job (its attempts and outcome carry it too); `poolKey`, when set, is the pool's `key` option the
+   * job was enqueued with (a page's host, or an email's queue): jobs sharing it run one at a time.
+   */
   jobs: defineTable({
     pool: vPoolName,
     workId: v.string(),
     key: v.string(),
     kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
+    poolKey: v.optional(v.string()),
     enqueuedAt: v.number(),
   })
     .index("by_pool_workId", ["pool", "workId"])

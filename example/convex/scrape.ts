@@ -1,5 +1,7 @@
 // Scraping through scrapePool (at most 2 at once, no retries): an action fetches a page; when it
-// succeeds, onComplete (pools.recordOutcome) enqueues the mutation job that stores it.
+// succeeds, onComplete (pools.recordOutcome) enqueues the mutation job that stores it. Each fetch is
+// keyed by its url's host, so a host is fetched one page at a time, in the order asked for, while
+// other hosts' fetches run beside it (scrapePool's keyParallelism is 1).
 import { v } from "convex/values";
 import type { WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
@@ -42,19 +44,41 @@ export const storePage = internalMutation({
   },
 });
 
-/** Enqueues one fetch per url; returns their work ids in the same order. */
+/** The host of an absolute url (e.g. "example.com" of "https://example.com/a"); throws naming it if
+ * it is not one. */
+function hostOf(url: string): string {
+  let host = "";
+  try {
+    host = new URL(url).host;
+  } catch {
+    // Reported below.
+  }
+  if (host === "") throw new Error(`not an absolute url with a host: ${JSON.stringify(url)}`);
+  return host;
+}
+
+/**
+ * Enqueues one fetch per url, keyed by the url's host (pages of one host are fetched one at a time,
+ * in this order); returns their work ids in the same order.
+ */
 export const scrapeSite = mutation({
   args: { urls: v.array(v.string()), ...vSim },
   returns: v.array(v.string()),
   handler: async (ctx, { urls, ms, failRate, seed }): Promise<WorkId[]> => {
     const ids: WorkId[] = [];
     for (const url of urls) {
-      const context: JobContext = { pool: "scrapePool", key: `fetch:${url}`, kind: "fetch" };
+      const poolKey = hostOf(url);
+      const context: JobContext = {
+        pool: "scrapePool",
+        key: `fetch:${url}`,
+        kind: "fetch",
+        poolKey,
+      };
       const id: WorkId = await scrapePool.enqueueAction(
         ctx,
         internal.scrape.fetchPage,
         { key: context.key, url, ms, failRate, seed },
-        { onComplete: internal.pools.recordOutcome, context },
+        { onComplete: internal.pools.recordOutcome, context, key: poolKey },
       );
       await track(ctx, context, id);
       ids.push(id);
