@@ -6,7 +6,12 @@
 // turned off, so logs stay plain.
 import { spawnSync } from "node:child_process";
 
-const SLOW_FILES = ["test/faults.test.ts", "test/model.test.ts", "test/bounded.test.ts"];
+const SLOW_FILES = [
+  "test/faults.test.ts",
+  "test/model.test.ts",
+  "test/bounded.test.ts",
+  "test/boundedKeys.test.ts",
+];
 
 const slow = process.argv[2] === "slow";
 const STEPS = slow

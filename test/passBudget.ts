@@ -15,6 +15,16 @@ import {
   onTopLevelTransaction,
   type TransactionTotal,
 } from "../bench/instrument.js";
+import { CANCEL_BATCH } from "../src/component/cancel.js";
+import { COMPLETION_BATCH } from "../src/component/complete.js";
+import { RECOVERY_BATCH } from "../src/component/recovery.js";
+import { START_BATCH } from "../src/component/start.js";
+
+/** Documents one pass may read by design, from the batch sizes (tighter than the budget, which is
+ * fixed): per started job 4, per completion 4, per cancelation 5, per recovered job 2, plus a fixed
+ * dozen for singletons and probes. test/bounded*.test.ts hold passes to it. */
+export const PASS_READ_BOUND =
+  START_BATCH * 4 + COMPLETION_BATCH * 4 + CANCEL_BATCH * 5 + RECOVERY_BATCH * 2 + 12;
 
 /** Bytes in a mebibyte. */
 const MiB = 1 << 20;
