@@ -4,7 +4,9 @@
  * pause/resume of the pool and of a key. Job keys here are "<pool key>:<n>", so the probe counts
  * each pool key's attempts (running at once, start order) from inside the jobs.
  */
+import { anyApi } from "convex/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { onTopLevelTransaction } from "../bench/instrument.js";
 import { probe } from "./app/probe.js";
 import {
   callPool,
@@ -238,7 +240,46 @@ describe("keyStatus", () => {
   });
 });
 
+describe("keyStatus cost", () => {
+  it("reads the same few documents whether the key has one job queued or five hundred", async () => {
+    const t = setup();
+    const readsOf = async (key: string) => {
+      let reads = 0;
+      const stop = onTopLevelTransaction((fn, total) => {
+        if (fn.includes("callClientQuery")) reads += total.documentsRead;
+      });
+      await keyStatus(t, key);
+      stop();
+      return reads;
+    };
+    await enqueueKeyed(t, "one", jobsOf("one", 2, { ms: 60_000 }));
+    await enqueue(t, "action", jobsOf("many", 500, { ms: 60_000 }), {
+      batch: true,
+      options: { key: "many" },
+    });
+    await runFor(t, 2000);
+    expect(await keyStatus(t, "many")).toMatchObject({ pending: 499, running: 1 });
+    const one = await readsOf("one");
+    expect(one).toBeGreaterThan(0);
+    expect(await readsOf("many")).toBe(one);
+  });
+});
+
 describe("pause and resume", () => {
+  it("while paused, enqueue, cancel and status keep working, and running jobs report", async () => {
+    const t = setup();
+    const [running] = await enqueue(t, "action", [{ key: "runs", ms: 500 }]);
+    await runUntil(t, () => probe.running === 1);
+    await callPool(t, "pause", []);
+    const [waiting] = await enqueue(t, "action", [{ key: "waits" }]);
+    expect(await t.query(anyApi.pool.status, { id: waiting })).toMatchObject({ state: "pending" });
+    await t.mutation(anyApi.pool.cancel, { id: waiting });
+    await runFor(t, 2000);
+    const kinds = Object.fromEntries((await completions(t)).map((c) => [c.workId, c.result.kind]));
+    expect(kinds).toEqual({ [running]: "success", [waiting]: "canceled" });
+    expect(probe.attempts.get("waits")).toBeUndefined();
+  });
+
   it("a paused pool starts nothing, retries included, whatever maxParallelism clients pass", async () => {
     const t = setup();
     await enqueue(t, "action", [{ key: "flaky", ms: 200, failTimes: 1 }], {
