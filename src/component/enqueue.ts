@@ -130,7 +130,7 @@ async function countEnqueue(ctx: MutationCtx, key: string): Promise<void> {
   const ledger = await ctx.db
     .query("keyLedger")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   if (ledger) await ctx.db.patch("keyLedger", ledger._id, { enqueued: ledger.enqueued + 1 });
   else {
     await ctx.db.insert("keyLedger", {

@@ -32,18 +32,20 @@ function emptyCounts(key: string): KeyCounts {
   return { key, active: 0, running: 0, queued: 0, succeeded: 0, failed: 0, canceled: 0 };
 }
 
-/** The key's entry for this pass, read once per pass. */
+/** The key's entry for this pass, read once per pass. Every per-key table holds one row per key
+ * (each inserter looks for the row first, and OCC serializes inserters), so `first()` is the row:
+ * it reads one document where `unique()` would read two. */
 export async function keyEntry(pass: Pass, key: string): Promise<KeyEntry> {
   const cached = pass.keys.get(key);
   if (cached) return cached;
   const row = await pass.ctx.db
     .query("keyState")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   const settings = await pass.ctx.db
     .query("keySettings")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   const counts: KeyCounts = row === null ? emptyCounts(key) : withoutSystemFields(row);
   const entry: KeyEntry = {
     rowId: row?._id,
@@ -146,7 +148,7 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
   const row = await pass.ctx.db
     .query("keyQueue")
     .withIndex("by_workId", (q) => q.eq("workId", workId))
-    .unique();
+    .first();
   if (row === null) return false;
   await pass.ctx.db.delete("keyQueue", row._id);
   updateKey(await keyEntry(pass, key), { queued: -1 });

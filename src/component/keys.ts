@@ -37,15 +37,15 @@ export const keyStatus = query({
       ctx.db
         .query("keyState")
         .withIndex("by_key", (q) => q.eq("key", key))
-        .unique(),
+        .first(),
       ctx.db
         .query("keyLedger")
         .withIndex("by_key", (q) => q.eq("key", key))
-        .unique(),
+        .first(),
       ctx.db
         .query("keySettings")
         .withIndex("by_key", (q) => q.eq("key", key))
-        .unique(),
+        .first(),
     ]);
     const finished = {
       succeeded: state?.succeeded ?? 0,
@@ -124,7 +124,7 @@ async function changeKeySettings(
   const row = await ctx.db
     .query("keySettings")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   const before: KeySettings = { parallelism: row?.parallelism, paused: row?.paused };
   const after: KeySettings = { ...before, ...change };
   if (after.parallelism === before.parallelism && after.paused === before.paused) return;

@@ -87,7 +87,7 @@ async function countKeySwept(ctx: MutationCtx, key: string, counts: SweptCounts)
   const ledger = await ctx.db
     .query("keyLedger")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   if (ledger === null) return;
   const next = {
     sweptSucceeded: ledger.sweptSucceeded + counts.succeeded,
@@ -102,7 +102,7 @@ async function countKeySwept(ctx: MutationCtx, key: string, counts: SweptCounts)
   const state = await ctx.db
     .query("keyState")
     .withIndex("by_key", (q) => q.eq("key", key))
-    .unique();
+    .first();
   if (state) await ctx.db.delete("keyState", state._id);
 }
 
