@@ -21,7 +21,7 @@ describe("bounded transactions with keys", () => {
   const maxPassRead = () => recordedPasses().max.documentsRead;
 
   // A key's backlog is read once, when due, and then only at its head.
-  const hot = scaled(2_000, 10_000);
+  const hot = scaled(1_000, 10_000);
   it(`keeps passes bounded, and unkeyed jobs flowing, beside one key with ${count(hot)} queued jobs`, async () => {
     const t = setup();
     const poolOptions = { maxParallelism: 20 };

@@ -1,7 +1,7 @@
 /**
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
- * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 30 under `npm test`, 300
+ * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 20 under `npm test`, 300
  * under `npm run test:slow`), `FUZZ_SEED` replays one run; a failure prints the shrunk (minimal)
  * program.
  *
@@ -38,7 +38,7 @@ import {
 } from "./helpers.js";
 import { FULL_SCALE, scaled } from "./scale.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(30, 300));
+const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
 type Kind = "action" | "mutation" | "query";
