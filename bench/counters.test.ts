@@ -2,13 +2,15 @@
  * The benchmark's counters (bench/instrument.ts) on cases small enough to know the answer: a
  * transaction with known reads and writes, checked against convex-test's own
  * `ctx.meta.getTransactionMetrics()`, and one job through our pool, checked against what the app did
- * and against the component's `_scheduled_functions` rows.
+ * and against the component's `_scheduled_functions` rows. Also the key checks of the harness: that
+ * they see a key over its limit and a key's jobs out of order, and what a small keyed run gives.
  */
 import { convexTest } from "convex-test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "./app/_generated/api.js";
 import schema from "./app/schema.js";
-import { appModules, runScenario, type Scenario } from "./harness.js";
+import { probe } from "./app/probe.js";
+import { appModules, keyChecks, runScenario, type Scenario } from "./harness.js";
 import { installInstrumentation, resetCounters } from "./instrument.js";
 
 afterEach(() => {
@@ -107,5 +109,59 @@ describe("bench counters", () => {
     expect(r.lags).toHaveLength(1);
     expect(r.lags[0]).toBeGreaterThanOrEqual(0);
     expect(r.makespanMs).toBeGreaterThanOrEqual(r.lags[0] + 1000);
+  }, 60_000);
+
+  it("see a key over its limit and a key's jobs out of order", () => {
+    probe.reset();
+    for (const [job, poolKey] of [
+      ["j0", "a"],
+      ["j1", "b"],
+      ["j2", "a"],
+      ["j3", "a"],
+    ]) {
+      probe.enqueuedAt.set(job, 0);
+      probe.poolKeyOf.set(job, poolKey);
+    }
+    // a's third job starts while its first runs, and before its second.
+    const first = probe.enter("j0").record;
+    probe.enter("j3");
+    probe.exit(first);
+    probe.enter("j2");
+    probe.enter("j1");
+    expect(keyChecks(probe)).toEqual({
+      keys: 2,
+      maxConcurrency: 2,
+      maxConcurrencyKey: "a",
+      outOfOrder: 1,
+      firstOutOfOrder: "key a: j2 (its job #2) started after j3 (#3)",
+    });
+    probe.reset();
+  });
+
+  it("check a keyed run's keys as its jobs saw them", async () => {
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const r = await runScenario("ours", {
+      id: "keyed",
+      title: "20 actions of 1 s over 2 keys, keyParallelism 2",
+      kind: "action",
+      jobs: 20,
+      maxParallelism: 10,
+      keyParallelism: 2,
+      keys: { count: 2, layout: "grouped" },
+      ms: 1000,
+      failTimes: 0,
+      expectKind: "success",
+      deadlineMs: 60_000,
+    });
+    expect(r.lost + r.duplicates + r.wrongKind).toBe(0);
+    // Two keys of 10 jobs each, two of each key at once: 4 at once.
+    expect(r.maxConcurrency).toBe(4);
+    expect(r.keyChecks).toEqual({
+      keys: 2,
+      maxConcurrency: 2,
+      maxConcurrencyKey: "k0",
+      outOfOrder: 0,
+    });
   }, 60_000);
 });

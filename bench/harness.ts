@@ -1,8 +1,9 @@
 /**
  * Runs one scenario on one pool ("ours" or "peer") on a fresh convex-test backend with a virtual
  * clock, and measures it: function calls, documents and bytes (from convex-test, see instrument.ts),
- * start lag, makespan, utilization and concurrency (from what the jobs recorded), and onComplete
- * calls per result kind (from the rows onComplete wrote).
+ * start lag, makespan, utilization and concurrency (from what the jobs recorded), onComplete
+ * calls per result kind (from the rows onComplete wrote) and, for keyed jobs, whether each key kept
+ * its limit and its order (from what the jobs recorded).
  */
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
@@ -11,7 +12,7 @@ import peerTest from "@convex-dev/workpool/test";
 import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
 import { api } from "./app/_generated/api.js";
-import { probe } from "./app/probe.js";
+import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
@@ -44,6 +45,39 @@ export type Scenario = {
   expectKind: "success" | "failed" | "canceled";
   /** Virtual time allowed for the whole scenario. */
   deadlineMs: number;
+  /** The sides it runs on (default both): only ours has keys. */
+  sides?: SideName[];
+  /** Our pool's keyParallelism option (only ours has it). */
+  keyParallelism?: number;
+  /** Jobs get the pool's `key` option: `count` keys, each job's chosen by `layout`. */
+  keys?: { count: number; layout: KeyLayout };
+  /** The id of the scenario this one is compared with, ours against ours, instead of the peer. */
+  baseline?: string;
+};
+
+/** Which key job `i` gets: "interleaved" deals keys out in turn (job i gets key i mod count, so
+ * a key's jobs are `count` apart in enqueue order); "grouped" gives each key a run of consecutive
+ * jobs (jobs / count of them). */
+export type KeyLayout = "interleaved" | "grouped";
+
+/** The pool key of job `i` of `jobs`. */
+export function poolKeyOf(keys: NonNullable<Scenario["keys"]>, jobs: number, i: number): string {
+  const { count, layout } = keys;
+  const perKey = Math.ceil(jobs / count);
+  return `k${layout === "interleaved" ? i % count : Math.floor(i / perKey)}`;
+}
+
+/** How a keyed run kept its keys, as the jobs saw it. */
+export type KeyChecks = {
+  /** Distinct keys the jobs were enqueued with. */
+  keys: number;
+  /** The most attempts of one key running at once, and that key. */
+  maxConcurrency: number;
+  maxConcurrencyKey: string;
+  /** Jobs whose first attempt started after that of a job of their key enqueued later (all are due
+   * at once, so a key's jobs must start in enqueue order), and the first such, described. */
+  outOfOrder: number;
+  firstOutOfOrder?: string;
 };
 
 export type Result = {
@@ -60,6 +94,8 @@ export type Result = {
   wrongKind: number;
   wallSeconds: number;
   finished: boolean;
+  /** Keyed scenarios only. */
+  keyChecks?: KeyChecks;
   /** The backend, for inspection after the run. */
   backend: ReturnType<typeof newBackend>;
 };
@@ -110,11 +146,20 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   const enqueueArgs = {
     side,
     maxParallelism: sc.maxParallelism,
+    keyParallelism: sc.keyParallelism,
     kind: sc.kind,
     ms: sc.ms,
     failTimes: sc.failTimes,
     retry: sc.retry,
     runAfter: sc.runAfter,
+  };
+  /** Enqueues jobs `from` to `from + n - 1` in one app mutation. */
+  const enqueue = async (from: number, n: number) => {
+    const range = Array.from({ length: n }, (_, j) => from + j);
+    const keys = range.map((i) => `j${i}`);
+    const layout = sc.keys;
+    const poolKeys = layout && range.map((i) => poolKeyOf(layout, sc.jobs, i));
+    ids.push(...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys, poolKeys })));
   };
   const deadline = t0 + sc.deadlineMs;
   try {
@@ -122,13 +167,10 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
       for (let i = 0; i < sc.jobs; i++) {
         const due = t0 + i * sc.trickleEveryMs;
         while (Date.now() < due) await step(Math.min(STEP_MS, due - Date.now()));
-        ids.push(...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys: [`j${i}`] })));
+        await enqueue(i, 1);
       }
     } else {
-      for (let i = 0; i < sc.jobs; i += CHUNK) {
-        const keys = Array.from({ length: Math.min(CHUNK, sc.jobs - i) }, (_, j) => `j${i + j}`);
-        ids.push(...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys })));
-      }
+      for (let i = 0; i < sc.jobs; i += CHUNK) await enqueue(i, Math.min(CHUNK, sc.jobs - i));
     }
     if (sc.cancelAllAfter !== undefined) {
       const at = t0 + sc.cancelAllAfter;
@@ -186,6 +228,51 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     wrongKind,
     wallSeconds: (performance.now() - wallStart) / 1000,
     finished,
+    keyChecks: sc.keys && keyChecks(probe),
     backend: t,
+  };
+}
+
+/** Checks, from what the jobs recorded (`probe`), whether each key kept its limit and its order. */
+export function keyChecks(
+  recorded: Pick<Probe, "enqueuedAt" | "poolKeyOf" | "attempts" | "maxRunningOneKey">,
+): KeyChecks {
+  // Each job's place among its key's jobs, in enqueue order.
+  const rank = new Map<string, number>();
+  const enqueued = new Map<string, string[]>();
+  for (const job of recorded.enqueuedAt.keys()) {
+    const poolKey = recorded.poolKeyOf.get(job);
+    if (poolKey === undefined) continue;
+    const jobs = enqueued.get(poolKey) ?? [];
+    rank.set(job, jobs.length);
+    jobs.push(job);
+    enqueued.set(poolKey, jobs);
+  }
+  // First attempts in the order they started: a job ranked below a job of its key that already
+  // started, started out of order.
+  const started = new Set<string>();
+  const highest = new Map<string, number>();
+  let outOfOrder = 0;
+  let firstOutOfOrder: string | undefined;
+  for (const { key: job } of recorded.attempts) {
+    const poolKey = recorded.poolKeyOf.get(job);
+    if (started.has(job) || poolKey === undefined) continue;
+    started.add(job);
+    const r = rank.get(job)!;
+    const top = highest.get(poolKey) ?? -1;
+    if (r < top) {
+      outOfOrder++;
+      firstOutOfOrder ??=
+        `key ${poolKey}: ${job} (its job #${r + 1}) started after ` +
+        `${enqueued.get(poolKey)![top]} (#${top + 1})`;
+    }
+    highest.set(poolKey, Math.max(top, r));
+  }
+  return {
+    keys: enqueued.size,
+    maxConcurrency: recorded.maxRunningOneKey.running,
+    maxConcurrencyKey: recorded.maxRunningOneKey.poolKey,
+    outOfOrder,
+    firstOutOfOrder,
   };
 }

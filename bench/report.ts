@@ -2,7 +2,9 @@
  * Renders a bench run (bench/results.ts) as docs/BENCHMARKS.md and as the text `npm run bench`
  * prints: pure functions from measurements to markdown, no I/O. The document is written for someone
  * choosing between the two packages: what was compared, a summary table with a verdict per
- * scenario, each scenario's full table, how it is measured and what it does not show.
+ * scenario, each scenario's full table, how it is measured and what it does not show. Scenarios
+ * the peer cannot run (keys) are compared with our own run of a baseline scenario instead, in a
+ * section of their own, against a cost tolerance (`KEY_COST_TOLERANCE`).
  */
 import type { Scenario } from "./harness.js";
 import type { Usage } from "./instrument.js";
@@ -192,10 +194,10 @@ const HEADLINES: Headline[] = [
   },
 ];
 
-/** "3.21 vs 5.43 (0.59×)" */
-function glanceCell(h: Headline, run: ScenarioRun): string {
-  const o = run.ours && h.get(run.ours);
-  const p = run.peer && h.get(run.peer);
+/** "3.21 vs 5.43 (0.59×)": `a` (ours) vs `b` (the peer, or our baseline run). */
+function glanceCell(h: Pick<Headline, "get" | "show">, a?: Measured, b?: Measured): string {
+  const o = a && h.get(a);
+  const p = b && h.get(b);
   const show = (n: number | undefined) => (n === undefined ? "not run" : h.show(n));
   if (o !== undefined && p !== undefined && Number.isNaN(o) && Number.isNaN(p)) return "—";
   return `${show(o)} vs ${show(p)} (${fmtRatio(ratioOf(o, p))}×)`;
@@ -277,15 +279,21 @@ export function verdict(run: ScenarioRun, stepMs: number): string {
 
 const shortName = (sc: Scenario) => `${sc.id}. ${sc.short ?? sc.title}`;
 
+/** Whether the scenario is one the peer runs too (older runs did not record `sides`: all were). */
+const vsPeer = (sc: Scenario) => (sc.sides ?? ["ours", "peer"]).includes("peer");
+
 export function glanceTable(run: BenchRun): string {
+  if (!run.scenarios.some((s) => vsPeer(s.scenario))) return "No scenario ran on both sides.";
   return table(
     ["scenario", ...HEADLINES.map((h) => h.column), "verdict"],
     ["---", ...HEADLINES.map(() => "---:"), "---"],
-    run.scenarios.map((s) => [
-      shortName(s.scenario),
-      ...HEADLINES.map((h) => glanceCell(h, s)),
-      verdict(s, run.meta.stepMs),
-    ]),
+    run.scenarios
+      .filter((s) => vsPeer(s.scenario))
+      .map((s) => [
+        shortName(s.scenario),
+        ...HEADLINES.map((h) => glanceCell(h, s.ours, s.peer)),
+        verdict(s, run.meta.stepMs),
+      ]),
   );
 }
 
@@ -299,6 +307,11 @@ type Row = {
   digits?: number;
   noRatio?: boolean;
   text?: (r: Measured) => string;
+  /** A cost per job, named as the key verdict names it ("documents read"): held to
+   * `KEY_COST_TOLERANCE` in the key scenarios. */
+  cost?: string;
+  /** Only in the key scenarios' tables (key checks). */
+  keyed?: boolean;
 };
 
 const callsByType = (r: Measured, side: "app" | "pool") => {
@@ -311,26 +324,33 @@ const ROWS: Row[] = [
     label: "pool function calls / job (query / mutation / action)",
     get: poolCallsPerJob,
     text: (r) => `${fmt(poolCallsPerJob(r))} (${callsByType(r, "pool")})`,
+    cost: "pool function calls",
   },
   {
     label: "app function calls / job (query / mutation / action)",
     get: appCallsPerJob,
     text: (r) => `${fmt(appCallsPerJob(r))} (${callsByType(r, "app")})`,
   },
-  { label: "function calls / job, total", get: (r) => poolCallsPerJob(r) + appCallsPerJob(r) },
+  {
+    label: "function calls / job, total",
+    get: (r) => poolCallsPerJob(r) + appCallsPerJob(r),
+    cost: "function calls in all",
+  },
   {
     label: "documents read / job (of which the pool's)",
     get: docsReadPerJob,
     text: (r) => `${fmt(docsReadPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsRead))})`,
+    cost: "documents read",
   },
   {
     label: "documents written / job (of which the pool's)",
     get: docsWrittenPerJob,
     text: (r) =>
       `${fmt(docsWrittenPerJob(r))} (${fmt(perJob(r, r.counters.usage.pool.docsWritten))})`,
+    cost: "documents written",
   },
-  { label: "KB read / job", get: kbReadPerJob },
-  { label: "KB written / job", get: kbWrittenPerJob },
+  { label: "KB read / job", get: kbReadPerJob, cost: "KB read" },
+  { label: "KB written / job", get: kbWrittenPerJob, cost: "KB written" },
   {
     label: "largest single transaction: documents read",
     get: (r) => r.counters.maxTxDocsRead,
@@ -353,6 +373,29 @@ const ROWS: Row[] = [
     text: (r) => `${r.maxConcurrency} (${r.scenario.maxParallelism})`,
   },
   {
+    label: "keys (jobs per key)",
+    get: () => NaN,
+    noRatio: true,
+    keyed: true,
+    text: (r) =>
+      r.keyChecks ? `${r.keyChecks.keys} (${fmt(r.scenario.jobs / r.keyChecks.keys)})` : "—",
+  },
+  {
+    label: "highest concurrency of one key (keyParallelism)",
+    get: () => NaN,
+    noRatio: true,
+    keyed: true,
+    text: (r) =>
+      r.keyChecks ? `${r.keyChecks.maxConcurrency} (${r.scenario.keyParallelism ?? 1})` : "—",
+  },
+  {
+    label: "jobs started out of their key's order",
+    get: () => NaN,
+    noRatio: true,
+    keyed: true,
+    text: (r) => (r.keyChecks ? String(r.keyChecks.outOfOrder) : "—"),
+  },
+  {
     label: "onComplete calls: success / failed / canceled",
     get: () => NaN,
     noRatio: true,
@@ -368,18 +411,32 @@ const ROWS: Row[] = [
   { label: "harness wall-clock (real s)", get: (r) => r.wallSeconds, digits: 1 },
 ];
 
-export function scenarioTable(run: ScenarioRun): string {
+/** Every row for `a` and `b`, with a / b; `extra` adds a last column, per row. */
+function compareTable(
+  header: [a: string, b: string, ratio: string],
+  a: Measured | undefined,
+  b: Measured | undefined,
+  rows: Row[],
+  extra?: { header: string; cell: (row: Row) => string },
+): string {
   return table(
-    ["metric", "ours", "peer", "ours / peer"],
-    ["---", "---:", "---:", "---:"],
-    ROWS.map((row) => {
+    ["metric", ...header, ...(extra ? [extra.header] : [])],
+    ["---", "---:", "---:", "---:", ...(extra ? ["---"] : [])],
+    rows.map((row) => {
       const cell = (r?: Measured) =>
         r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
-      const x = row.noRatio
-        ? ""
-        : fmtRatio(ratioOf(run.ours && row.get(run.ours), run.peer && row.get(run.peer)));
-      return [row.label, cell(run.ours), cell(run.peer), x];
+      const x = row.noRatio ? "" : fmtRatio(ratioOf(a && row.get(a), b && row.get(b)));
+      return [row.label, cell(a), cell(b), x, ...(extra ? [extra.cell(row)] : [])];
     }),
+  );
+}
+
+export function scenarioTable(run: ScenarioRun): string {
+  return compareTable(
+    ["ours", "peer", "ours / peer"],
+    run.ours,
+    run.peer,
+    ROWS.filter((row) => !row.keyed),
   );
 }
 
@@ -413,8 +470,194 @@ export function breakdown(r: Measured): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Keys: ours keyed vs ours unkeyed (the peer has no keys)
+// ---------------------------------------------------------------------------------------------
+
+/** How much more a keyed job may cost than an unkeyed one, on each cost row (issue 10: 10 %). */
+export const KEY_COST_TOLERANCE = 0.1;
+
+/** "+45 %", "−3 %": how far a ratio is from 1. */
+const signedPct = (x: number) => `${x >= 1 ? "+" : "−"}${Math.round(Math.abs(x - 1) * 100)} %`;
+
+/** Each cost row's name and keyed / unkeyed ratio (undefined when either run is missing). */
+export function keyedCosts(keyed?: Measured, base?: Measured) {
+  return ROWS.flatMap((row) =>
+    row.cost
+      ? [{ name: row.cost, ratio: ratioOf(keyed && row.get(keyed), base && row.get(base)) }]
+      : [],
+  );
+}
+
+const withinTolerance = (x: number) => x <= 1 + KEY_COST_TOLERANCE;
+
+/** Whether a keyed run's cost per job is within `KEY_COST_TOLERANCE` of its baseline, row by row,
+ * in plain words. */
+export function keyVerdict(keyed?: Measured, base?: Measured): string {
+  if (!keyed) return "not run";
+  if (!base) return "not compared: its unkeyed baseline was not run";
+  const costs = keyedCosts(keyed, base).flatMap((c) =>
+    c.ratio === undefined ? [] : [{ ...c, ratio: c.ratio }],
+  );
+  const show = (cs: typeof costs) => cs.map((c) => `${c.name} ${signedPct(c.ratio)}`).join(", ");
+  const tolerance = `${KEY_COST_TOLERANCE * 100} %`;
+  const over = costs.filter((c) => !withinTolerance(c.ratio));
+  const within = costs.filter((c) => withinTolerance(c.ratio));
+  if (over.length === 0)
+    return `**Within ${tolerance}** on every cost row: ${show(within)} per job.`;
+  return (
+    `**Not within ${tolerance}**: ${show(over)} per job` +
+    (within.length ? `; within ${tolerance}: ${show(within)}.` : ".")
+  );
+}
+
+/** The "within 10 %" column of a keyed table: for cost rows, "yes (+3 %)" or "**no: +45 %**". */
+function withinCell(keyed?: Measured, base?: Measured) {
+  return (row: Row) => {
+    const x = row.cost ? ratioOf(keyed && row.get(keyed), base && row.get(base)) : undefined;
+    if (x === undefined) return "";
+    return withinTolerance(x) ? `yes (${signedPct(x)})` : `**no: ${signedPct(x)}**`;
+  };
+}
+
+/** Every row of a keyed run against its baseline, with the tolerance column. */
+export function keyedTable(keyed?: Measured, base?: Measured): string {
+  return compareTable(["ours keyed", "ours unkeyed", "keyed / unkeyed"], keyed, base, ROWS, {
+    header: `cost within ${KEY_COST_TOLERANCE * 100} %`,
+    cell: withinCell(keyed, base),
+  });
+}
+
+/** Where a keyed run's extra documents come from: per function, the documents read and written
+ * per job beyond the baseline's, most first ("documents read: `ours:loop:main (mutation)` +3.80"). */
+export function keyedExtra(keyed: Measured, base: Measured): string {
+  const fields: Array<[keyof Usage, string]> = [
+    ["docsRead", "documents read"],
+    ["docsWritten", "documents written"],
+  ];
+  return fields
+    .flatMap(([field, name]) => {
+      const grew = [...keyed.counters.usageByFunction]
+        .map(([fn, u]) => ({
+          fn,
+          extra:
+            perJob(keyed, u[field]) -
+            perJob(base, base.counters.usageByFunction.get(fn)?.[field] ?? 0),
+        }))
+        .filter((d) => d.extra >= 0.005)
+        .sort((a, b) => b.extra - a.extra);
+      return grew.length
+        ? [`${name}: ${grew.map((d) => `\`${d.fn}\` +${fmt(d.extra)}`).join(", ")}`]
+        : [];
+    })
+    .join("; ");
+}
+
+/** Each keyed scenario's run, with our run of its baseline scenario when there is one. */
+function keyedPairs(run: BenchRun) {
+  return run.scenarios
+    .filter((s) => s.scenario.baseline !== undefined)
+    .map((s) => ({
+      scenario: s.scenario,
+      keyed: s.ours,
+      base: run.scenarios.find((b) => b.scenario.id === s.scenario.baseline)?.ours,
+    }));
+}
+
+const LARGEST_TX: Pick<Headline, "column" | "get" | "show"> = {
+  column: "largest transaction: documents read",
+  get: (r) => r.counters.maxTxDocsRead,
+  show: (n) => fmt(n, 0),
+};
+
+/** The keyed runs at a glance: headline figures keyed vs unkeyed, and the tolerance verdict. */
+export function keyedGlanceTable(run: BenchRun): string {
+  const columns = [...HEADLINES, LARGEST_TX];
+  return table(
+    [
+      "scenario",
+      ...columns.map((h) => h.column),
+      `cost per job within ${KEY_COST_TOLERANCE * 100} % of unkeyed`,
+    ],
+    ["---", ...columns.map(() => "---:"), "---"],
+    keyedPairs(run).map(({ scenario, keyed, base }) => [
+      shortName(scenario),
+      ...columns.map((h) => glanceCell(h, keyed, base)),
+      keyVerdict(keyed, base),
+    ]),
+  );
+}
+
+/** One line per keyed run for "At a glance". */
+function keyedGlanceLines(run: BenchRun): string {
+  return keyedPairs(run)
+    .map(({ scenario, keyed, base }) => `- ${shortName(scenario)}: ${keyVerdict(keyed, base)}`)
+    .join("\n");
+}
+
+/** The keys section: the baseline, each keyed run against it, and where their costs go. */
+function keysSection(run: BenchRun, level: number): string {
+  const pairs = keyedPairs(run);
+  if (pairs.length === 0) return "";
+  const h = "#".repeat(level);
+  const baselines = run.scenarios.filter((s) =>
+    pairs.some((p) => p.scenario.baseline === s.scenario.id),
+  );
+  const tolerance = `${KEY_COST_TOLERANCE * 100} %`;
+  const about = (sc: Scenario) => (sc.about ? `${sc.about}\n\n` : "");
+  const details = [...baselines.map((s) => s.ours), ...pairs.map((p) => p.keyed)].flatMap((r) =>
+    r ? [`${h}## ${r.scenario.id}. ${r.scenario.title}\n\n${breakdown(r)}`] : [],
+  );
+  return `${h} Keys: ours keyed vs ours unkeyed
+
+The peer has no keys (jobs sharing a \`key\` form their own queue: at most \`keyParallelism\` of
+them run at once, and they start in order), so these runs are ours only, and each keyed run is
+compared with our own run of the same workload without keys. Each cell is **keyed vs unkeyed
+(keyed ÷ unkeyed)**. A keyed job should cost at most ${tolerance} more than an unkeyed one on every
+cost row: function calls (the pool's, and in all), documents read and written, KB read and written,
+per job, the app's share included as above. The figures are reported as measured, within ${tolerance}
+or not. "Harness wall-clock" is convex-test's time: it answers each index lookup by scanning the
+table, so the lookups keys add cost it far more than they would cost a deployment.
+
+${keyedGlanceTable(run)}
+
+${baselines.map((s) => `${h}# ${s.scenario.id}. ${s.scenario.title}\n\n${about(s.scenario)}Its figures are the "ours unkeyed" column below.`).join("\n\n")}
+
+${pairs
+  .map(
+    ({ scenario, keyed, base }) =>
+      `${h}# ${scenario.id}. ${scenario.title}\n\n${about(scenario)}${keyVerdict(keyed, base)}` +
+      (keyed && base ? ` Extra per job, by function: ${keyedExtra(keyed, base)}.` : "") +
+      `\n\n${keyedTable(keyed, base)}`,
+  )
+  .join("\n\n")}
+
+${h}# Where the keyed runs' calls and writes go
+
+Per function and per job, without keys and with them.
+
+${details.join("\n\n")}
+
+`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The document and the console report
 // ---------------------------------------------------------------------------------------------
+
+/** How a keyed run broke its keys' limit or order, if it did. */
+function keyFailure(r: Measured): string {
+  const k = r.keyChecks;
+  if (!k) return "";
+  const limit = r.scenario.keyParallelism ?? 1;
+  const over =
+    k.maxConcurrency > limit
+      ? `, key ${k.maxConcurrencyKey} had ${k.maxConcurrency} attempts at once (keyParallelism ${limit})`
+      : "";
+  const order = k.outOfOrder
+    ? `, ${k.outOfOrder} jobs started out of their key's order (first: ${k.firstOutOfOrder})`
+    : "";
+  return over + order;
+}
 
 /** The runs that failed a correctness check, one line each. */
 function failures(run: BenchRun): string[] {
@@ -427,11 +670,12 @@ function failures(run: BenchRun): string[] {
           r.lost ||
           r.duplicates ||
           r.wrongKind ||
-          r.maxConcurrency > r.scenario.maxParallelism)
+          r.maxConcurrency > r.scenario.maxParallelism ||
+          keyFailure(r))
       )
         out.push(
           `${s.scenario.id} ${r.side}: ${r.lost} lost, ${r.duplicates} duplicate, ${r.wrongKind} wrong-result onComplete calls, ` +
-            `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})${r.finished ? "" : ", deadline hit"}`,
+            `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})${keyFailure(r)}${r.finished ? "" : ", deadline hit"}`,
         );
   return out;
 }
@@ -440,7 +684,7 @@ function compared(run: BenchRun): string {
   const { meta } = run;
   const v = meta.versions;
   const m = meta.machine;
-  return `- **Ours**: convex-workpool ${v.ours} (this repository).
+  return `- **Ours**: convex-workpool ${v.ours} (this repository${meta.commit ? `, commit ${meta.commit}` : ""}).
 - **Peer**: @convex-dev/workpool ${v.peer}.
 - **Backend**: convex-test ${v.convexTest}, Convex's embedded test backend, with a virtual clock;
   convex ${v.convex}.
@@ -455,6 +699,9 @@ function howMeasured(run: BenchRun): string {
   same app code (\`bench/app/pools.ts\`) through each package's public client: one
   \`enqueueAction\` / \`enqueueMutation\` call per job, 100 jobs per app mutation (one in the
   trickle), every job with an \`onComplete\` mutation that inserts one row.
+- **Keys, ours against ours.** The key scenarios (7) run once, on ours (the peer has no keys): the
+  same app code, with the \`key\` enqueue option set on the keyed runs only; everything else,
+  pool options included, is the same as in their unkeyed baseline.
 - **Virtual clock.** Timers and \`Date\` are faked and advanced ${stepMs} ms at a time, with one real
   tick between steps. After the last onComplete the run continues for ${settleMs / 1000} s of virtual
   time: the pool winding down is part of its cost, and a late duplicate onComplete would show.
@@ -476,7 +723,9 @@ function howMeasured(run: BenchRun): string {
   them): a pool whose transactions grow with its backlog would approach them.
 - **Correctness is checked on every run**: the bench fails (non-zero exit) on a lost or duplicate
   onComplete, an onComplete with the wrong result kind, or more attempts running at once than
-  maxParallelism.`;
+  maxParallelism; in the keyed runs also on a key with more attempts running at once than
+  keyParallelism, or a job whose first attempt started after that of a later-enqueued job of its
+  key (all are due at once, so a key's jobs must start in enqueue order), as the jobs saw it.`;
 }
 
 function notShown(run: BenchRun): string {
@@ -495,7 +744,7 @@ function notShown(run: BenchRun): string {
 - **One run per scenario.** With a virtual clock the figures barely vary between runs, but no spread
   is measured. "Harness wall-clock" is how long convex-test took, not how fast a pool is.
 - **Only these workloads.** No large arguments or results, no jobs that fail for good, no app with
-  several pools, no status queries while jobs run.
+  several pools, no status queries while jobs run, no keyed jobs that retry or keys that are paused.
 - **The 50,000-job backlog** (scenario 4c) is opt-in and ${ran4c ? "was run here" : "was not run here"}: \`BENCH_LARGE=1 npm run bench\`
   (or \`BENCH_ONLY=4c BENCH_LARGE=1 npm run bench\`). convex-test slows down as history grows (it
   keeps every scheduled function's row, and queries scan a component's documents), so it takes
@@ -503,13 +752,16 @@ function notShown(run: BenchRun): string {
 }
 
 function rerunning(): string {
-  return `\`npm run bench\` runs every scenario on both sides (about ten minutes on two cores), prints
-the tables, writes this file and saves the raw measurements to \`bench-out/latest.json\`;
+  return `\`npm run bench\` runs every scenario (about 50 minutes on two cores, 40 of them in the key
+scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can leave them out),
+prints the tables, writes this file and saves the raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
-without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs,
-\`BENCH_NO_WRITE=1\` leaves this file alone, \`BENCH_STEP_MS\` sets the virtual step. Sizes:
-\`BENCH_BURST_JOBS\`, \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`,
-\`BENCH_BACKLOG_JOBS\`, \`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`.`;
+without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed run is
+compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`), \`BENCH_NO_WRITE=1\` leaves
+this file alone, \`BENCH_STEP_MS\` sets the virtual step. Sizes: \`BENCH_BURST_JOBS\`,
+\`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
+\`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
+\`BENCH_KEYED_KEYS\`.`;
 }
 
 function glanceKey(run: BenchRun): string {
@@ -522,6 +774,7 @@ comes from; "Where the calls and writes go" below breaks both pools down per fun
 
 function scenarioSections(run: BenchRun, heading: string): string {
   return run.scenarios
+    .filter((s) => vsPeer(s.scenario))
     .map(
       (s) =>
         `${heading} ${s.scenario.id}. ${s.scenario.title}\n\n${s.scenario.about ? `${s.scenario.about}\n\n` : ""}${scenarioTable(s)}`,
@@ -532,9 +785,12 @@ function scenarioSections(run: BenchRun, heading: string): string {
 /** The correctness line: no lost or duplicate onComplete, or which runs had some. */
 function correctness(run: BenchRun): string {
   const bad = failures(run);
+  const keyed = run.scenarios.some((s) => s.scenario.keys)
+    ? "; in the keyed runs, no key ever had more attempts running at once than keyParallelism, and every key's jobs started in enqueue order"
+    : "";
   return bad.length
     ? `**Some runs failed their correctness checks:**\n\n${bad.map((b) => `- ${b}`).join("\n")}`
-    : "Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism.";
+    : `Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism${keyed}.`;
 }
 
 function whereItGoes(details: string[]): string {
@@ -547,6 +803,14 @@ Per function and per job, for a burst of actions (1a) and of mutations (3). Func
 ${details.join("\n\n")}
 
 `;
+}
+
+/** The keyed runs' verdicts for "At a glance", pointing to their section. */
+function keysGlance(run: BenchRun): string {
+  const lines = keyedGlanceLines(run);
+  return lines
+    ? `**Keys** (ours only, against our own run without keys: the peer has no keys; see [Keys](#keys-ours-keyed-vs-ours-unkeyed)):\n\n${lines}\n\n`
+    : "";
 }
 
 /** docs/BENCHMARKS.md */
@@ -571,11 +835,11 @@ ${glanceTable(run)}
 
 ${correctness(run)}
 
-## Scenarios
+${keysGlance(run)}## Scenarios
 
 ${scenarioSections(run, "###")}
 
-${details.length ? whereItGoes(details) : ""}## How it is measured
+${keysSection(run, 2)}${details.length ? whereItGoes(details) : ""}## How it is measured
 
 ${howMeasured(run)}
 
@@ -591,7 +855,7 @@ ${rerunning()}
 
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
-  return `\n${scenarioSections(run, "##")}\n\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\nwall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${keysSection(run, 2)}\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */
@@ -602,6 +866,9 @@ export function progressLine(r: Measured, logged: { error: number; warn: number 
     ` | docs r/w per job ${fmt(docsReadPerJob(r), 1)}/${fmt(docsWrittenPerJob(r), 1)}` +
     ` | makespan ${fmtMs(r.makespanMs)} | lag p50 ${fmtMs(lag.p50)} | max conc ${r.maxConcurrency}` +
     ` | onComplete ${JSON.stringify(r.completions)} lost ${r.lost} dup ${r.duplicates}` +
+    (r.keyChecks
+      ? ` | one key max conc ${r.keyChecks.maxConcurrency}, out of order ${r.keyChecks.outOfOrder}`
+      : "") +
     ` | console.error ${logged.error} warn ${logged.warn}\n`
   );
 }

@@ -1,9 +1,11 @@
 /**
- * The record of one `npm run bench`: what was compared, on what, and every scenario's measurements
- * on both pools. docs/BENCHMARKS.md is rendered from it (bench/report.ts), and it is saved as JSON
- * (bench-out/latest.json) so that the document can be rendered again without rerunning:
- * `BENCH_FROM_JSON=bench-out/latest.json npm run bench`.
+ * The record of one `npm run bench`: what was compared, on what (the commit included), and every
+ * scenario's measurements on both pools (the key scenarios on ours only). docs/BENCHMARKS.md is
+ * rendered from it (bench/report.ts), and it is saved as JSON (bench-out/latest.json) so that the
+ * document can be rendered again without rerunning: `BENCH_FROM_JSON=bench-out/latest.json npm run
+ * bench`.
  */
+import { execSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, arch, release, totalmem, type } from "node:os";
 import { dirname } from "node:path";
@@ -12,7 +14,8 @@ import type { Result, Scenario } from "./harness.js";
 /** One side's measurements of one scenario: a harness result without its backend. */
 export type Measured = Omit<Result, "backend">;
 
-/** One scenario, as run on each side (a side is missing when `BENCH_SIDES` left it out). */
+/** One scenario, as run on each side (a side is missing when `BENCH_SIDES` left it out, or the
+ * scenario runs on ours only). */
 export type ScenarioRun = { scenario: Scenario; ours?: Measured; peer?: Measured };
 
 export type RunMeta = {
@@ -20,6 +23,8 @@ export type RunMeta = {
   date: string;
   /** The command line that made the run, `BENCH_*` variables included. */
   command: string;
+  /** The commit whose component was measured, as the run started (absent in older runs). */
+  commit?: string;
   versions: { ours: string; peer: string; convex: string; convexTest: string; node: string };
   machine: { cpu: string; cores: number; memoryGB: number; os: string };
   /** Wall-clock time of the whole run. */
@@ -46,8 +51,28 @@ function versionOf(pkg: string): string {
   return JSON.parse(readFileSync(path, "utf8")).version;
 }
 
-/** Describes this run: versions, machine, command. */
-export function runMeta(wallSeconds: number, stepMs: number, settleMs: number): RunMeta {
+/** The current commit, noting uncommitted changes in src/; undefined outside a git checkout. Read
+ * as a run starts: the component's modules are loaded then, whatever is committed later. */
+export function sourceCommit(): string | undefined {
+  const git = (args: string) =>
+    execSync(`git ${args}`, { stdio: ["ignore", "pipe", "ignore"] })
+      .toString()
+      .trim();
+  try {
+    const commit = git("rev-parse --short HEAD");
+    return git("status --porcelain -- src") ? `${commit} with uncommitted changes in src/` : commit;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Describes this run: versions, machine, command, and `commit` (from `sourceCommit()`). */
+export function runMeta(
+  wallSeconds: number,
+  stepMs: number,
+  settleMs: number,
+  commit: string | undefined,
+): RunMeta {
   const env = Object.entries(process.env)
     .filter(([k]) => k.startsWith("BENCH_"))
     .map(([k, v]) => `${k}=${v} `)
@@ -55,6 +80,7 @@ export function runMeta(wallSeconds: number, stepMs: number, settleMs: number): 
   return {
     date: new Date().toISOString(),
     command: `${env}npm run bench`,
+    commit,
     versions: {
       ours: versionOf("."),
       peer: versionOf("@convex-dev/workpool"),

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every scenario, once on our component and once on @convex-dev/workpool, through
- * the same app code. Prints a line per run and the tables at the end, saves the measurements to
+ * the same app code; the key scenarios (7), which the peer cannot run, on ours only, keyed against
+ * unkeyed. Prints a line per run and the tables at the end, saves the measurements to
  * bench-out/latest.json and renders docs/BENCHMARKS.md from them (bench/report.ts).
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
@@ -9,7 +10,14 @@
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { runScenario, SETTLE_MS, STEP_MS, type Result, type Scenario } from "./harness.js";
+import {
+  runScenario,
+  SETTLE_MS,
+  STEP_MS,
+  type KeyLayout,
+  type Result,
+  type Scenario,
+} from "./harness.js";
 import { progressLine, renderConsole, renderDocument } from "./report.js";
 import {
   loadRun,
@@ -17,6 +25,7 @@ import {
   RUN_JSON,
   runMeta,
   saveRun,
+  sourceCommit,
   type BenchRun,
   type ScenarioRun,
 } from "./results.js";
@@ -40,6 +49,8 @@ const backlogJobs = envInt("BENCH_BACKLOG_JOBS", 10_000);
 const backlogLarge = envInt("BENCH_BACKLOG_LARGE_JOBS", 50_000);
 const cancelJobs = envInt("BENCH_CANCEL_JOBS", 1000);
 const trickleMs = envInt("BENCH_TRICKLE_MS", 60_000);
+const keyedJobs = envInt("BENCH_KEYED_JOBS", 10_000);
+const keyedKeys = envInt("BENCH_KEYED_KEYS", 1000);
 /** The 50,000-job backlog is opt-in: see docs/BENCHMARKS.md for how long it takes. */
 const large = process.env.BENCH_LARGE === "1";
 
@@ -62,6 +73,47 @@ function backlog(id: string, jobs: number): Scenario {
     failTimes: 0,
     expectKind: "success",
     deadlineMs: 120_000 + jobs * 100,
+  };
+}
+
+/** Scenario 7: 10 ms actions, 50 slots, ours only; 7a without keys is the baseline of the keyed 7b
+ * and 7c, which differ only in how the jobs' keys are laid out in enqueue order. */
+function keyed(id: string, layout?: KeyLayout): Scenario {
+  const base: Scenario = {
+    id,
+    title: `no keys: ${keyedJobs} actions of ${SHORT_MS} ms, maxParallelism 50 (ours only)`,
+    short: `${keyedJobs.toLocaleString("en-US")} actions without keys`,
+    about:
+      "The baseline of the keyed runs 7b and 7c: the same actions, pool and options, without keys. " +
+      "It runs on ours only, since it is there to be compared with them.",
+    kind: "action",
+    jobs: keyedJobs,
+    maxParallelism: 50,
+    keyParallelism: 1,
+    ms: SHORT_MS,
+    failTimes: 0,
+    expectKind: "success",
+    deadlineMs: 120_000 + keyedJobs * 100,
+    sides: ["ours"],
+  };
+  if (!layout) return base;
+  const perKey = Math.ceil(keyedJobs / keyedKeys);
+  return {
+    ...base,
+    title:
+      `keys, ${layout}: ${keyedJobs} actions of ${SHORT_MS} ms over ${keyedKeys} keys ` +
+      `(${perKey} each), keyParallelism 1, maxParallelism 50 (ours only)`,
+    short: `${keyedJobs.toLocaleString("en-US")} actions over ${keyedKeys.toLocaleString("en-US")} keys, ${layout}`,
+    about:
+      layout === "interleaved"
+        ? `Each key's jobs are enqueued ${keyedKeys} apart (job i gets key i mod ${keyedKeys}): ` +
+          "by the time the pool reaches a key's next job its previous one has usually finished, " +
+          "so this measures what keys cost when they rarely hold a job back."
+        : `Each key's ${perKey} jobs are enqueued one after another: at most one of them may run at ` +
+          "a time, so most jobs wait in their key's queue and start as their key's previous job " +
+          "finishes. This measures what keys cost when they constantly hold jobs back.",
+    keys: { count: keyedKeys, layout },
+    baseline: "7a",
   };
 }
 
@@ -167,6 +219,9 @@ const SCENARIOS: Scenario[] = [
     expectKind: "success",
     deadlineMs: trickleMs + 60_000,
   },
+  keyed("7a"),
+  keyed("7b", "interleaved"),
+  keyed("7c", "grouped"),
 ];
 
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -189,10 +244,11 @@ if (fromJson) {
 } else {
   const runs = new Map<string, ScenarioRun>();
   const benchStart = performance.now();
+  const commit = sourceCommit();
 
   describe("bench", () => {
     for (const sc of selected) {
-      for (const side of sides) {
+      for (const side of sides.filter((s) => sc.sides?.includes(s) ?? true)) {
         it(
           `${sc.id} ${side}: ${sc.title}`,
           async () => {
@@ -225,6 +281,17 @@ if (fromJson) {
             expect(r.maxConcurrency, `${side}: highest concurrency`).toBeLessThanOrEqual(
               sc.maxParallelism,
             );
+            if (sc.keys) {
+              const k = r.keyChecks!;
+              expect(
+                k.maxConcurrency,
+                `${side}: highest concurrency of one key (key ${k.maxConcurrencyKey})`,
+              ).toBeLessThanOrEqual(sc.keyParallelism ?? 1);
+              expect(
+                k.outOfOrder,
+                `${side}: jobs started out of their key's order (first: ${k.firstOutOfOrder})`,
+              ).toBe(0);
+            }
           },
           60 * 60_000,
         );
@@ -235,7 +302,7 @@ if (fromJson) {
   afterAll(() => {
     if (runs.size === 0) return;
     const run: BenchRun = {
-      meta: runMeta((performance.now() - benchStart) / 1000, STEP_MS, SETTLE_MS),
+      meta: runMeta((performance.now() - benchStart) / 1000, STEP_MS, SETTLE_MS, commit),
       // In SCENARIOS order, whatever order the runs finished in.
       scenarios: SCENARIOS.flatMap((sc) => runs.get(sc.id) ?? []),
     };

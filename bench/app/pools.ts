@@ -1,6 +1,6 @@
 // The bench app's use of a pool, through the public client API only. The same code drives our
 // component (installed as "ours", client from src/client) or @convex-dev/workpool (installed as
-// "peer", its own client): `side` picks which.
+// "peer", its own client): `side` picks which. Only ours has keys (the `key` enqueue option).
 import { mutationGeneric, type FunctionReference } from "convex/server";
 import { v } from "convex/values";
 import { Workpool as PeerWorkpool } from "@convex-dev/workpool";
@@ -21,30 +21,37 @@ const vRetry = v.optional(
   v.object({ maxAttempts: v.number(), initialBackoffMs: v.number(), base: v.number() }),
 );
 
-function pool(side: "ours" | "peer", maxParallelism: number) {
-  return side === "ours"
-    ? new OurWorkpool(components.ours, { maxParallelism })
-    : new PeerWorkpool(components.peer, { maxParallelism });
+function pool(side: "ours" | "peer", maxParallelism: number, keyParallelism?: number) {
+  if (side === "ours") return new OurWorkpool(components.ours, { maxParallelism, keyParallelism });
+  if (keyParallelism !== undefined) throw new Error("the peer has no keyParallelism");
+  return new PeerWorkpool(components.peer, { maxParallelism });
 }
 
-/** Enqueues one job per key, one client call each (the common way apps enqueue). */
+/** Enqueues one job per key, one client call each (the common way apps enqueue). `keys` name the
+ * jobs (the harness's own); `poolKeys`, when given, are the pool's `key` option of each job. */
 export const enqueue = mutationGeneric({
   args: {
     side: vSide,
     maxParallelism: v.number(),
+    keyParallelism: v.optional(v.number()),
     kind: v.union(v.literal("action"), v.literal("mutation")),
     keys: v.array(v.string()),
+    poolKeys: v.optional(v.array(v.string())),
     ms: v.number(),
     failTimes: v.number(),
     retry: vRetry,
     runAfter: v.optional(v.number()),
   },
-  handler: async (ctx, { side, maxParallelism, kind, keys, ms, failTimes, retry, runAfter }) => {
-    const p = pool(side, maxParallelism);
+  handler: async (ctx, args) => {
+    const { side, kind, keys, poolKeys, ms, failTimes, retry, runAfter } = args;
+    if (poolKeys && side !== "ours") throw new Error("the peer has no keys");
+    const p = pool(side, args.maxParallelism, args.keyParallelism);
     const ids: string[] = [];
-    for (const key of keys) {
+    for (const [i, key] of keys.entries()) {
       probe.enqueuedAt.set(key, Date.now());
-      const options = { onComplete, runAfter };
+      const poolKey = poolKeys?.[i];
+      if (poolKey !== undefined) probe.poolKeyOf.set(key, poolKey);
+      const options = { onComplete, runAfter, ...(poolKey === undefined ? {} : { key: poolKey }) };
       if (kind === "action") {
         ids.push(
           await p.enqueueAction(
