@@ -28,44 +28,69 @@ export const START_BATCH = 100;
 type Candidate =
   { kind: "due"; row: Doc<"pendingStart"> } | { kind: "ready"; row: Doc<"keyReady"> };
 
-/** Returns true when it stopped at its batch size with capacity left (more may be due). */
+/**
+ * Returns true when it stopped at its batch size with capacity left (more may be due).
+ *
+ * Reads in chunks of at most the free capacity, so a pass that can start three jobs reads about
+ * three rows of each list, not a batch; a chunk whose rows went to their keys' queues (started
+ * nothing) is followed by another, until the capacity or the batch is used up.
+ */
 export async function startWork(pass: Pass): Promise<boolean> {
-  const { ctx } = pass;
   let capacity = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
   if (capacity <= 0) return false;
-  const due = await ctx.db
+  let taken = 0;
+  let exhausted = false;
+  // The lowest segment that may still hold a due pendingStart row when the pass stops.
+  let dueLeftAt: number | undefined;
+  while (capacity > 0 && taken < START_BATCH) {
+    const want = Math.min(capacity, START_BATCH - taken);
+    const due = await readDue(pass, want);
+    const ready = await readReady(pass, want);
+    const dueFull = due.length === want;
+    const readyFull = ready.length === want;
+    let d = 0;
+    let r = 0;
+    while (capacity > 0 && taken < START_BATCH) {
+      // A full list that ran out may continue beyond what was read: read the next chunk first,
+      // so the merge stays in due order.
+      if (d === due.length && (dueFull || r === ready.length)) break;
+      if (r === ready.length && readyFull) break;
+      taken++;
+      const next: Candidate =
+        r >= ready.length || (d < due.length && due[d].runAt <= ready[r].runAt)
+          ? { kind: "due", row: due[d++] }
+          : { kind: "ready", row: ready[r++] };
+      const started =
+        next.kind === "due" ? await startDue(pass, next.row) : await startHead(pass, next.row);
+      if (started) capacity--;
+    }
+    dueLeftAt = d < due.length ? due[d].segment : dueFull ? due[due.length - 1].segment : undefined;
+    if (!dueFull && !readyFull && d === due.length && r === ready.length) {
+      exhausted = true;
+      break;
+    }
+  }
+  // pendingStart rows below the first one that may be left are gone.
+  advanceCursor(pass, "start", dueLeftAt ?? pass.segment);
+  return capacity > 0 && !exhausted;
+}
+
+/** Up to `limit` due `pendingStart` rows, in (segment, runAt) order. */
+async function readDue(pass: Pass, limit: number): Promise<Doc<"pendingStart">[]> {
+  return await pass.ctx.db
     .query("pendingStart")
     .withIndex("by_segment", (q) =>
       q.gte("segment", tableFrom(pass, "start")).lte("segment", pass.segment),
     )
-    .take(START_BATCH);
-  const ready = await ctx.db
+    .take(limit);
+}
+
+/** Up to `limit` ready keys whose head is due, in runAt order. */
+async function readReady(pass: Pass, limit: number): Promise<Doc<"keyReady">[]> {
+  return await pass.ctx.db
     .query("keyReady")
     .withIndex("by_runAt", (q) => q.lte("runAt", pass.now))
-    .take(START_BATCH);
-  let taken = 0;
-  let d = 0;
-  let r = 0;
-  while (capacity > 0 && taken < START_BATCH && (d < due.length || r < ready.length)) {
-    taken++;
-    const next: Candidate =
-      r >= ready.length || (d < due.length && due[d].runAt <= ready[r].runAt)
-        ? { kind: "due", row: due[d++] }
-        : { kind: "ready", row: ready[r++] };
-    const started =
-      next.kind === "due" ? await startDue(pass, next.row) : await startHead(pass, next.row);
-    if (started) capacity--;
-  }
-  // pendingStart rows below the first one left are gone; when all due rows were taken, all are.
-  const lastSegment = d < due.length ? due[d].segment : undefined;
-  advanceCursor(
-    pass,
-    "start",
-    lastSegment ?? (due.length === START_BATCH ? due[due.length - 1].segment : pass.segment),
-  );
-  const moreListed = d < due.length || r < ready.length;
-  const listsFull = due.length === START_BATCH || ready.length === START_BATCH;
-  return capacity > 0 && (moreListed || listsFull);
+    .take(limit);
 }
 
 /** A due `pendingStart` row: starts its job, or queues it behind its key. True when started. */
