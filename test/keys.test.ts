@@ -263,6 +263,27 @@ describe("keyStatus cost", () => {
     expect(one).toBeGreaterThan(0);
     expect(await readsOf("many")).toBe(one);
   });
+
+  it("counts a batch's jobs of one key with one ledger write, and counts them all", async () => {
+    const t = setup();
+    const writesOfBatch = async (key: string, n: number) => {
+      let written = 0;
+      const stop = onTopLevelTransaction((fn, total) => {
+        if (fn.includes("enqueue")) written += total.documentsWritten;
+      });
+      await enqueue(t, "action", jobsOf(key, n, { ms: 60_000 }), { batch: true, options: { key } });
+      stop();
+      return written;
+    };
+    await writesOfBatch("warm-up", 1); // the pool's first call also writes its config
+    const ten = await writesOfBatch("a", 10);
+    const twenty = await writesOfBatch("b", 20);
+    // Each job is a work row and a pendingStart row; the key's ledger is written once per batch.
+    expect(twenty - ten).toBe(20);
+    expect(await keyStatus(t, "b")).toMatchObject({ pending: 20 });
+    await writesOfBatch("b", 5);
+    expect(await keyStatus(t, "b")).toMatchObject({ pending: 25 });
+  });
 });
 
 describe("pause and resume", () => {

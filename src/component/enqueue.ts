@@ -80,7 +80,7 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
 
 /**
  * Writes a checked job, its start row in `segment` (from `claimSegment`) or later if it is not due
- * by then; returns its id.
+ * by then; returns its id. The caller counts keyed jobs with `countEnqueues` once per call.
  */
 export async function insertJob(
   ctx: MutationCtx,
@@ -117,28 +117,38 @@ export async function insertJob(
     segment: Math.max(segment, dueSegment(runAt)),
     key: item.key,
   });
-  if (item.key !== undefined) await countEnqueue(ctx, item.key);
   return workId;
 }
 
 /**
- * Counts a keyed job in its key's ledger, for `keyStatus`. The ledger is written only by enqueues
- * of that key and the sweeper, and never read by the loop: an enqueue conflicts with neither the
- * loop nor enqueues of other keys.
+ * Counts keyed jobs in their keys' ledgers, for `keyStatus`: one update per key, however many of
+ * the key's jobs the call enqueued. The ledger is written only by enqueues of that key and the
+ * sweeper, and never read by the loop: an enqueue conflicts with neither the loop nor enqueues of
+ * other keys.
  */
-async function countEnqueue(ctx: MutationCtx, key: string): Promise<void> {
-  const ledger = await ctx.db
-    .query("keyLedger")
-    .withIndex("by_key", (q) => q.eq("key", key))
-    .first();
-  if (ledger) await ctx.db.patch("keyLedger", ledger._id, { enqueued: ledger.enqueued + 1 });
-  else {
-    await ctx.db.insert("keyLedger", {
-      key,
-      enqueued: 1,
-      sweptSucceeded: 0,
-      sweptFailed: 0,
-      sweptCanceled: 0,
-    });
+export async function countEnqueues(
+  ctx: MutationCtx,
+  items: ReadonlyArray<{ key?: string }>,
+): Promise<void> {
+  const perKey = new Map<string, number>();
+  for (const { key } of items) {
+    if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of perKey) {
+    const ledger = await ctx.db
+      .query("keyLedger")
+      .withIndex("by_key", (q) => q.eq("key", key))
+      .first();
+    if (ledger) {
+      await ctx.db.patch("keyLedger", ledger._id, { enqueued: ledger.enqueued + count });
+    } else {
+      await ctx.db.insert("keyLedger", {
+        key,
+        enqueued: count,
+        sweptSucceeded: 0,
+        sweptFailed: 0,
+        sweptCanceled: 0,
+      });
+    }
   }
 }

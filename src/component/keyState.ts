@@ -20,6 +20,8 @@ export type KeyEntry = {
   parallelism: number | undefined;
   paused: boolean;
   dirty: boolean;
+  /** The key's queue head as this pass last read it (undefined: not read since the queue changed). */
+  head?: Doc<"keyQueue"> | null;
 };
 
 /** Rank of a queued job that holds its key's slot (a retry due while its key is paused): it goes
@@ -95,6 +97,7 @@ export async function queueForKey(
     rank: job.holdsSlot ? RANK_HOLDER : RANK_WAITING,
     runAt: job.runAt,
   });
+  entry.head = undefined;
   updateKey(entry, { queued: 1 });
 }
 
@@ -112,12 +115,25 @@ export const HEAD_MARGIN_MS = 2_000;
  * lost: the count says the queue is not empty).
  */
 export async function queueHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
+  if (entry.head === undefined) entry.head = await readHead(pass, entry);
+  return entry.head;
+}
+
+/** The queued job of the key that holds its slot, if any (it may start even when the key is full). */
+export async function queueHolder(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
+  if (entry.head !== undefined) return entry.head?.rank === RANK_HOLDER ? entry.head : null;
+  if (entry.counts.queued <= 0) return null;
+  return await pass.ctx.db
+    .query("keyQueue")
+    .withIndex("by_key", (q) => q.eq("key", entry.counts.key).eq("rank", RANK_HOLDER))
+    .first();
+}
+
+async function readHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
   const { key, queued, headFrom } = entry.counts;
   if (queued <= 0) return null;
   const queue = () => pass.ctx.db.query("keyQueue");
-  const holder = await queue()
-    .withIndex("by_key", (q) => q.eq("key", key).eq("rank", RANK_HOLDER))
-    .first();
+  const holder = await queueHolder(pass, entry);
   if (holder !== null) return holder;
   if (headFrom !== undefined) {
     const near = await queue()
@@ -137,6 +153,7 @@ export async function queueHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQu
 
 /** Records that the queue's head was started (taken off the queue). */
 export function startedHead(entry: KeyEntry, head: Doc<"keyQueue">): void {
+  entry.head = undefined;
   updateKey(entry, { queued: -1, active: head.rank === RANK_HOLDER ? 0 : 1 });
   if (head.rank === RANK_WAITING) {
     entry.counts.headFrom = Math.max(entry.counts.headFrom ?? head.runAt, head.runAt);
@@ -151,27 +168,45 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
     .first();
   if (row === null) return false;
   await pass.ctx.db.delete("keyQueue", row._id);
-  updateKey(await keyEntry(pass, key), { queued: -1 });
+  const entry = await keyEntry(pass, key);
+  entry.head = undefined;
+  updateKey(entry, { queued: -1 });
   return true;
 }
 
-/**
- * Lists in `keyReady` each key the pass changed whose queue head may now start (called before the
- * start stage, so a slot freed by a completion is filled in the same pass, and again at the end).
- * A ready row is never removed here: the start stage checks the key before it starts anything and
- * drops a row that no longer applies (so a hint from `resume` is never lost).
- */
-export async function listReadyKeys(pass: Pass): Promise<void> {
-  for (const entry of pass.keys.values()) {
-    if (entry.dirty && entry.counts.queued > 0 && hasFreeSlot(pass, entry)) {
-      await markReady(pass, entry.counts.key);
-    }
-  }
+/** True when the key has queued jobs and the head may start now. */
+export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
+  return head !== null && !entry.paused && (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
 }
 
-/** Writes back every key the pass changed (after listing the ready ones). */
+/**
+ * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
+ * head's due time: the start stage takes them like `keyReady` rows, without writing one.
+ */
+export async function keysFreedThisPass(
+  pass: Pass,
+): Promise<Array<{ key: string; runAt: number }>> {
+  const freed: Array<{ key: string; runAt: number }> = [];
+  for (const entry of pass.keys.values()) {
+    if (!entry.dirty || entry.counts.queued <= 0 || !hasFreeSlot(pass, entry)) continue;
+    const head = await queueHead(pass, entry);
+    if (head !== null) freed.push({ key: entry.counts.key, runAt: head.runAt });
+  }
+  return freed.sort((a, b) => a.runAt - b.runAt);
+}
+
+/**
+ * Writes back every key the pass changed, and lists in `keyReady` each of them whose queue head may
+ * still start (the pass ran out of room before it). A listed row is never removed here: the start
+ * stage checks the key before it starts anything and drops a row that no longer applies (so a hint
+ * from `resume` is never lost).
+ */
 export async function flushKeys(pass: Pass): Promise<void> {
-  await listReadyKeys(pass);
+  for (const entry of pass.keys.values()) {
+    if (entry.dirty && entry.counts.queued > 0 && hasFreeSlot(pass, entry)) {
+      await markReady(pass, entry);
+    }
+  }
   for (const entry of pass.keys.values()) {
     if (!entry.dirty) continue;
     if (entry.rowId) await pass.ctx.db.replace("keyState", entry.rowId, entry.counts);
@@ -185,12 +220,13 @@ export async function firstReadyAt(pass: Pass): Promise<number | undefined> {
 }
 
 /** Lists the key in `keyReady` (at its queue head's due time) unless it is listed already. */
-async function markReady(pass: Pass, key: string): Promise<void> {
+async function markReady(pass: Pass, entry: KeyEntry): Promise<void> {
+  const { key } = entry.counts;
   const listed = await pass.ctx.db
     .query("keyReady")
     .withIndex("by_key", (q) => q.eq("key", key))
     .first();
   if (listed) return;
-  const head = await queueHead(pass, await keyEntry(pass, key));
+  const head = await queueHead(pass, entry);
   if (head) await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt });
 }

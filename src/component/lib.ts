@@ -9,7 +9,13 @@ import { internal } from "./_generated/api.js";
 import type { Id } from "./_generated/dataModel.js";
 import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server.js";
 import { applyConfig, validateConfigUpdate } from "./config.js";
-import { insertJob, MAX_ENQUEUE_BATCH, validateEnqueueItem, vEnqueueItem } from "./enqueue.js";
+import {
+  countEnqueues,
+  insertJob,
+  MAX_ENQUEUE_BATCH,
+  validateEnqueueItem,
+  vEnqueueItem,
+} from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
 import { claimSegment } from "./kick.js";
@@ -40,7 +46,9 @@ export const enqueue = mutation({
     const checked = validateEnqueueItem(item, now);
     await applyConfig(ctx, config);
     const segment = await claimSegment(ctx, dueSegment(checked.runAt));
-    return await insertJob(ctx, item, checked, now, segment);
+    const workId = await insertJob(ctx, item, checked, now, segment);
+    await countEnqueues(ctx, [item]);
+    return workId;
   },
 });
 
@@ -61,6 +69,7 @@ export const enqueueBatch = mutation({
     for (let i = 0; i < items.length; i++) {
       ids.push(await insertJob(ctx, items[i], checked[i], now, segment));
     }
+    await countEnqueues(ctx, items);
     return ids;
   },
 });

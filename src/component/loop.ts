@@ -14,7 +14,7 @@ import { processCancelations } from "./cancel.js";
 import { processCompletions } from "./complete.js";
 import { readConfig } from "./config.js";
 import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
-import { firstReadyAt, flushKeys, listReadyKeys } from "./keyState.js";
+import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
 import type { LoopState, Pass } from "./pass.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
@@ -74,7 +74,6 @@ export const main = internalMutation({
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
     if (recoveryDue(pass)) await recover(pass);
-    await listReadyKeys(pass);
     const moreStarts = await startWork(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);

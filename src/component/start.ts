@@ -1,7 +1,7 @@
 /**
  * Loop stage: starting work. Up to the free capacity (`maxParallelism` minus running; none while
- * the pool is paused) it takes, in due order, the heads of ready keys (`keyReady`) and the due rows
- * of `pendingStart`. A job without a key starts; a keyed job starts within its key's limit, or
+ * the pool is paused) it takes, in due order, the due rows of `pendingStart`, the heads of keys
+ * listed in `keyReady`, and the heads of keys this pass freed. A job without a key starts; a keyed job starts within its key's limit, or
  * waits in its key's queue (keyState.ts) without being read again until its key can start it.
  * The only place a job enters "running".
  */
@@ -9,10 +9,12 @@ import { internal } from "./_generated/api.js";
 import type { Doc } from "./_generated/dataModel.js";
 import {
   hasFreeSlot,
+  headMayStart,
   keyEntry,
+  keysFreedThisPass,
   queueForKey,
   queueHead,
-  RANK_HOLDER,
+  queueHolder,
   startedHead,
   updateKey,
   type KeyEntry,
@@ -25,19 +27,25 @@ import { recordStart } from "./stats.js";
  * in a hundred passes. */
 export const START_BATCH = 100;
 
+/** A job or key the start stage may take: a due row, a listed key, or a key that a completion or
+ * cancelation in this pass freed (kept in memory; `flushKeys` lists it if the pass cannot start it). */
 type Candidate =
-  { kind: "due"; row: Doc<"pendingStart"> } | { kind: "ready"; row: Doc<"keyReady"> };
+  | { kind: "due"; row: Doc<"pendingStart"> }
+  | { kind: "ready"; row: Doc<"keyReady"> }
+  | { kind: "freed"; key: string; runAt: number };
 
 /**
  * Returns true when it stopped at its batch size with capacity left (more may be due).
  *
  * Reads in chunks of at most the free capacity, so a pass that can start three jobs reads about
  * three rows of each list, not a batch; a chunk whose rows went to their keys' queues (started
- * nothing) is followed by another, until the capacity or the batch is used up.
+ * nothing) is followed by another, until the capacity or the batch is used up. The three sources
+ * are merged by due time.
  */
 export async function startWork(pass: Pass): Promise<boolean> {
   let capacity = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
   if (capacity <= 0) return false;
+  const freed = await keysFreedThisPass(pass);
   let taken = 0;
   let exhausted = false;
   // The lowest segment that may still hold a due pendingStart row when the pass stops.
@@ -53,19 +61,30 @@ export async function startWork(pass: Pass): Promise<boolean> {
     while (capacity > 0 && taken < START_BATCH) {
       // A full list that ran out may continue beyond what was read: read the next chunk first,
       // so the merge stays in due order.
-      if (d === due.length && (dueFull || r === ready.length)) break;
-      if (r === ready.length && readyFull) break;
+      if ((d === due.length && dueFull) || (r === ready.length && readyFull)) break;
+      const next = earliest(
+        freed.length > 0 ? { kind: "freed", ...freed[0] } : undefined,
+        r < ready.length ? { kind: "ready", row: ready[r] } : undefined,
+        d < due.length ? { kind: "due", row: due[d] } : undefined,
+      );
+      if (next === undefined) break;
       taken++;
-      const next: Candidate =
-        r >= ready.length || (d < due.length && due[d].runAt <= ready[r].runAt)
-          ? { kind: "due", row: due[d++] }
-          : { kind: "ready", row: ready[r++] };
-      const started =
-        next.kind === "due" ? await startDue(pass, next.row) : await startHead(pass, next.row);
+      let started: boolean;
+      if (next.kind === "due") {
+        d++;
+        started = await startDue(pass, next.row);
+      } else if (next.kind === "ready") {
+        r++;
+        started = await startListedKey(pass, next.row);
+      } else {
+        freed.shift();
+        started = await startFreedKey(pass, next.key, freed);
+      }
       if (started) capacity--;
     }
     dueLeftAt = d < due.length ? due[d].segment : dueFull ? due[due.length - 1].segment : undefined;
-    if (!dueFull && !readyFull && d === due.length && r === ready.length) {
+    const allTaken = d === due.length && r === ready.length && freed.length === 0;
+    if (!dueFull && !readyFull && allTaken) {
       exhausted = true;
       break;
     }
@@ -73,6 +92,20 @@ export async function startWork(pass: Pass): Promise<boolean> {
   // pendingStart rows below the first one that may be left are gone.
   advanceCursor(pass, "start", dueLeftAt ?? pass.segment);
   return capacity > 0 && !exhausted;
+}
+
+function runAtOf(candidate: Candidate): number {
+  return candidate.kind === "freed" ? candidate.runAt : candidate.row.runAt;
+}
+
+/** The candidate due first. The first given wins a tie: a queued head was read from
+ * `pendingStart` before any row still there, so it goes before a due row of the same time. */
+function earliest(...candidates: Array<Candidate | undefined>): Candidate | undefined {
+  let best: Candidate | undefined;
+  for (const candidate of candidates) {
+    if (candidate && (best === undefined || runAtOf(candidate) < runAtOf(best))) best = candidate;
+  }
+  return best;
 }
 
 /** Up to `limit` due `pendingStart` rows, in (segment, runAt) order. */
@@ -112,29 +145,54 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">): Promise<boolean> 
   return await startJob(pass, row.workId, row.runAt, entry);
 }
 
-/**
- * A ready key: starts the head of its queue if the key may (a head that holds its slot may always,
- * unless the key is paused), and keeps the key listed while its next head may start too.
- */
-async function startHead(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
-  const entry = await keyEntry(pass, ready.key);
-  const head = await queueHead(pass, entry);
-  const mayStart =
-    head !== null && !entry.paused && (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
-  if (head === null || !mayStart) {
-    await pass.ctx.db.delete("keyReady", ready._id);
-    return false;
-  }
-  await pass.ctx.db.delete("keyQueue", head._id);
-  startedHead(entry, head);
-  const started = await startJob(pass, head.workId, head.runAt, entry);
-  const next = await queueHead(pass, entry);
-  if (next !== null && !entry.paused && (next.rank === RANK_HOLDER || hasFreeSlot(pass, entry))) {
-    await pass.ctx.db.patch("keyReady", ready._id, { runAt: next.runAt });
+/** A key listed in `keyReady`: starts its head, then moves the row to the next head's due time
+ * while that one may start too, or drops it. */
+async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
+  const { started, nextRunAt } = await startHead(pass, ready.key);
+  if (nextRunAt !== undefined) {
+    await pass.ctx.db.patch("keyReady", ready._id, { runAt: nextRunAt });
   } else {
     await pass.ctx.db.delete("keyReady", ready._id);
   }
   return started;
+}
+
+/** A key freed in this pass: starts its head, and puts it back among `freed` (in due order) while
+ * its next head may start too. */
+async function startFreedKey(
+  pass: Pass,
+  key: string,
+  freed: Array<{ key: string; runAt: number }>,
+): Promise<boolean> {
+  const { started, nextRunAt } = await startHead(pass, key);
+  if (nextRunAt !== undefined) {
+    const at = freed.findIndex((other) => other.runAt > nextRunAt);
+    freed.splice(at === -1 ? freed.length : at, 0, { key, runAt: nextRunAt });
+  }
+  return started;
+}
+
+/**
+ * Starts the head of the key's queue if the key may (a head that holds its slot may always, unless
+ * the key is paused). Returns whether a job started, and the due time of the next head when that one
+ * may start as well.
+ */
+async function startHead(
+  pass: Pass,
+  key: string,
+): Promise<{ started: boolean; nextRunAt?: number }> {
+  const entry = await keyEntry(pass, key);
+  const head = await queueHead(pass, entry);
+  if (head === null || !headMayStart(pass, entry, head)) return { started: false };
+  await pass.ctx.db.delete("keyQueue", head._id);
+  startedHead(entry, head);
+  const started = await startJob(pass, head.workId, head.runAt, entry);
+  // A full key's next head is read only if it holds its slot (it may start regardless).
+  const next = hasFreeSlot(pass, entry)
+    ? await queueHead(pass, entry)
+    : await queueHolder(pass, entry);
+  if (next !== null && headMayStart(pass, entry, next)) return { started, nextRunAt: next.runAt };
+  return { started };
 }
 
 /** Schedules a worker for a pending job and marks it running; false if the job is not pending. */
