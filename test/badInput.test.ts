@@ -135,6 +135,17 @@ const RETRY_CASES: Array<[string, object, string]> = [
   ["base negative", { maxAttempts: 2, initialBackoffMs: 10, base: -2 }, "base"],
   ["base NaN", { maxAttempts: 2, initialBackoffMs: 10, base: NaN }, "base"],
   ["base Infinity", { maxAttempts: 2, initialBackoffMs: 10, base: Infinity }, "base"],
+  ...(
+    [
+      ["negative", -1],
+      ["NaN", NaN],
+      ["Infinity", Infinity],
+    ] as Array<[string, unknown]>
+  ).map(([name, maxBackoffMs]): [string, object, string] => [
+    `maxBackoffMs ${name}`,
+    { maxAttempts: 2, initialBackoffMs: 10, base: 2, maxBackoffMs },
+    "maxBackoffMs",
+  ]),
 ];
 
 /** Invalid `maxParallelism` values (constructor, config.update, the config an enqueue carries). */

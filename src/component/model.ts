@@ -23,6 +23,8 @@ export const vRetryBehavior = v.object({
   maxAttempts: v.number(),
   initialBackoffMs: v.number(),
   base: v.number(),
+  /** No retry waits longer than this (before jitter); without it the wait keeps growing. */
+  maxBackoffMs: v.optional(v.number()),
 });
 export type RetryBehavior = Infer<typeof vRetryBehavior>;
 

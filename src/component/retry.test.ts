@@ -19,6 +19,20 @@ describe("nextRetryDelayMs", () => {
   });
 });
 
+describe("maxBackoffMs", () => {
+  const capped = { maxAttempts: 20, initialBackoffMs: 1000, base: 2, maxBackoffMs: 3_600_000 };
+
+  it("caps the wait before jitter: the 20th attempt waits an hour, not days", () => {
+    expect(nextRetryDelayMs(19, capped, 0.5)).toBe(3_600_000);
+    expect(nextRetryDelayMs(19, capped, 0)).toBe(3_600_000 * (1 - JITTER_FRACTION));
+    expect(nextRetryDelayMs(19, { ...capped, maxBackoffMs: undefined }, 0.5)).toBe(1000 * 2 ** 18);
+  });
+
+  it("leaves waits below the cap alone", () => {
+    expect(nextRetryDelayMs(3, capped, 0.5)).toBe(4000);
+  });
+});
+
 describe("decideCompletion", () => {
   const failed = { kind: "failed" as const, error: "boom" };
 

@@ -10,7 +10,8 @@ export const JITTER_FRACTION = 0.5;
 
 /**
  * The wait before attempt `failedAttempts + 1`, after `failedAttempts` (≥ 1) failed attempts:
- * `initialBackoffMs * base^(failedAttempts-1)`, scaled by a factor in [1 - JITTER, 1 + JITTER).
+ * `initialBackoffMs * base^(failedAttempts-1)`, at most `maxBackoffMs` when the behavior has one,
+ * scaled by a factor in [1 - JITTER, 1 + JITTER).
  * `random` is a number in [0, 1), e.g. Math.random().
  */
 export function nextRetryDelayMs(
@@ -18,7 +19,10 @@ export function nextRetryDelayMs(
   behavior: RetryBehavior,
   random: number,
 ): number {
-  const nominal = behavior.initialBackoffMs * Math.pow(behavior.base, failedAttempts - 1);
+  const nominal = Math.min(
+    behavior.initialBackoffMs * Math.pow(behavior.base, failedAttempts - 1),
+    behavior.maxBackoffMs ?? Number.POSITIVE_INFINITY,
+  );
   const factor = 1 - JITTER_FRACTION + 2 * JITTER_FRACTION * random;
   return Math.round(nominal * factor);
 }

@@ -43,6 +43,12 @@ export function validateRetryBehavior(value: RetryBehavior, argument = "retryBeh
   if (!Number.isFinite(value.base) || value.base < 1) {
     invalidArgument(`${argument}.base`, "must be a finite number ≥ 1", value.base);
   }
+  if (
+    value.maxBackoffMs !== undefined &&
+    (!Number.isFinite(value.maxBackoffMs) || value.maxBackoffMs < 0)
+  ) {
+    invalidArgument(`${argument}.maxBackoffMs`, "must be a finite number ≥ 0", value.maxBackoffMs);
+  }
 }
 
 /** Checks `runAt` / `runAfter` and returns when the job may start (ms since epoch). */

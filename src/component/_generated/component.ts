@@ -118,6 +118,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             base: number;
             initialBackoffMs: number;
             maxAttempts: number;
+            maxBackoffMs?: number;
           };
           runAfter?: number;
           runAt?: number;
@@ -150,6 +151,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               base: number;
               initialBackoffMs: number;
               maxAttempts: number;
+              maxBackoffMs?: number;
             };
             runAfter?: number;
             runAt?: number;
