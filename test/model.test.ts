@@ -46,6 +46,11 @@ type JobSpec = {
   kind: Kind;
   failTimes: number;
   nonRetryable: boolean;
+  /** Runs that throw SnoozeError(snoozeMs) before any attempt counts. */
+  snoozeTimes: number;
+  snoozeMs: number;
+  /** The retry behavior's maxBackoffMs, if any. */
+  maxBackoffMs: number | undefined;
   ms: number;
   retry: boolean;
   delayMs: number | undefined;
@@ -79,6 +84,9 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   kind: fc.constantFrom<Kind>("action", "action", "mutation", "query"),
   failTimes: fc.nat({ max: 4 }),
   nonRetryable: fc.boolean(),
+  snoozeTimes: fc.constantFrom(0, 0, 0, 1, 2),
+  snoozeMs: fc.constantFrom(0, 200, 1500),
+  maxBackoffMs: fc.option(fc.constantFrom(0, 50, 150), { nil: undefined }),
   ms: fc.constantFrom(0, 50, 300, 1200),
   retry: fc.boolean(),
   // Half due at once, so that jobs of one key meet.
@@ -324,7 +332,9 @@ async function runProgram(ops: Op[]) {
             const options: Record<string, unknown> = {
               context: { key, ...HEAVY_CONTEXT[spec.handler] },
             };
-            if (spec.kind === "action") options.retry = spec.retry ? RETRY : false;
+            if (spec.kind === "action") {
+              options.retry = spec.retry ? { ...RETRY, maxBackoffMs: spec.maxBackoffMs } : false;
+            }
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
             if (spec.poolKey !== undefined) {
               options.key = spec.poolKey;
@@ -339,6 +349,8 @@ async function runProgram(ops: Op[]) {
                   ms: spec.kind === "action" ? spec.ms : 0,
                   failTimes: spec.failTimes,
                   nonRetryable: spec.nonRetryable,
+                  snoozeTimes: spec.snoozeTimes,
+                  snoozeMs: spec.snoozeMs,
                 },
               ],
               batch: step.batch,
@@ -443,7 +455,8 @@ async function runProgram(ops: Op[]) {
   for (const c of all) byId.set(c.workId, [...(byId.get(c.workId) ?? []), c]);
   for (const job of jobs) {
     const calls = byId.get(job.id) ?? [];
-    const attempts = probe.attempts.get(job.key) ?? 0;
+    // The probe counts runs; snoozes spend no attempt.
+    const attempts = Math.max(0, (probe.attempts.get(job.key) ?? 0) - job.snoozeTimes);
     expect(attempts, `attempts of ${job.key}`).toBeLessThanOrEqual(maxAttemptsOf(job));
     // No retry after a NonRetryableError (a killed attempt never reported one, so it may retry).
     if (job.nonRetryable && job.failTimes > 0 && !job.killed) {

@@ -34,11 +34,20 @@ describe("runtime exports", () => {
       "vResult",
       "vResultValidator",
       "resultValidator",
-      "vRetryBehavior",
       "vLogLevel",
     ] as const) {
       expect(json(ours[name]), name).toEqual(json(peer[name]));
     }
+    // The peer's retry behavior plus the optional backoff cap (API-EXTENSIONS section 6): every
+    // value the peer's validator accepts, ours accepts.
+    const peerRetry = json(peer.vRetryBehavior) as { value: Record<string, unknown> };
+    expect(json(ours.vRetryBehavior)).toEqual({
+      ...peerRetry,
+      value: {
+        ...peerRetry.value,
+        maxBackoffMs: { fieldType: { type: "number" }, optional: true },
+      },
+    });
     expect(json(ours.vRunResult(v.number()))).toEqual(json(peer.vRunResult(v.number())));
     expect(json(ours.vOnCompleteArgs(v.string(), v.number()))).toEqual(
       json(peer.vOnCompleteArgs(v.string(), v.number())),

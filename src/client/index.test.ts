@@ -47,6 +47,19 @@ describe("NonRetryableError", () => {
   });
 });
 
+describe("SnoozeError", () => {
+  it("is an Error that carries its delay", () => {
+    const error = new client.SnoozeError(5000);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("SnoozeError");
+    expect(error.data).toMatchObject({ delayMs: 5000 });
+  });
+
+  it.each([-1, NaN, Infinity])("rejects a delay of %s, naming delayMs", (delayMs) => {
+    expect(() => new client.SnoozeError(delayMs)).toThrow(/invalid SnoozeError delayMs/);
+  });
+});
+
 describe("new Workpool", () => {
   const component = {} as client.WorkpoolComponent;
   it.each([

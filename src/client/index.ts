@@ -67,6 +67,7 @@ const RESULT_KINDS: readonly ResultKind[] = vResultKind.members.map((member) => 
 
 export {
   NonRetryableError,
+  SnoozeError,
   isNonRetryableError,
   isInvalidArgumentError,
 } from "../component/errors.js";

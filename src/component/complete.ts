@@ -10,7 +10,13 @@ import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "./deliver.js";
 import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "./kick.js";
-import { assertNever, vAttemptResult, type AttemptResult, type RunResult } from "./model.js";
+import {
+  assertNever,
+  runNumber,
+  vAttemptResult,
+  type AttemptResult,
+  type RunResult,
+} from "./model.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { decideCompletion } from "./retry.js";
@@ -64,7 +70,7 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
   for (const row of rows) {
     await ctx.db.delete("pendingCompletion", row._id);
     const work = await ctx.db.get("work", row.workId);
-    if (work === null || work.state.kind !== "running" || row.attempt !== work.attempts + 1) {
+    if (work === null || work.state.kind !== "running" || row.attempt !== runNumber(work)) {
       // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
       pass.state.stats.staleCompletions++;
       pass.log.warn("staleCompletion", {
@@ -103,13 +109,7 @@ export async function settleAttempt(
     case "retry": {
       const runAt = pass.now + decision.delayMs;
       await pass.ctx.db.patch("work", work._id, { attempts: attempt, state: { kind: "pending" } });
-      // A keyed job keeps its key slot through the backoff (strict per-key order).
-      await pass.ctx.db.insert("pendingStart", {
-        workId: work._id,
-        runAt,
-        segment: segmentForRunAt(runAt, pass.now),
-        ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
-      });
+      await requeue(pass, work, runAt);
       pass.state.stats.retried++;
       pass.log.info("retry", {
         workId: work._id,
@@ -120,12 +120,39 @@ export async function settleAttempt(
       });
       return;
     }
-    case "finish":
-      await finishJob(pass, { ...work, attempts: attempt }, decision.result, returnValuePayloadId);
+    case "snooze": {
+      const runAt = pass.now + decision.delayMs;
+      const snoozes = (work.snoozes ?? 0) + 1;
+      const fnArgs = outcome.kind === "snoozed" ? outcome.fnArgs : undefined;
+      await pass.ctx.db.patch("work", work._id, {
+        snoozes,
+        state: { kind: "pending" },
+        ...(work.payloadId === undefined ? { fnArgs } : {}),
+      });
+      await requeue(pass, work, runAt);
+      pass.log.info("snoozed", { workId: work._id, fnName: work.fnName, delayMs: decision.delayMs });
       return;
+    }
+    case "finish": {
+      // A snooze's report is not an attempt; a canceled snooze finishes without counting one.
+      const attempts = outcome.kind === "snoozed" ? work.attempts : attempt;
+      await finishJob(pass, { ...work, attempts }, decision.result, returnValuePayloadId);
+      return;
+    }
     default:
       assertNever(decision, "completion decision");
   }
+}
+
+/** Puts a job whose run ended back in `pendingStart`, due at `runAt`. A keyed job keeps its key
+ * slot through the wait (strict per-key order). */
+async function requeue(pass: Pass, work: Doc<"work">, runAt: number): Promise<void> {
+  await pass.ctx.db.insert("pendingStart", {
+    workId: work._id,
+    runAt,
+    segment: segmentForRunAt(runAt, pass.now),
+    ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
+  });
 }
 
 /**
@@ -180,9 +207,10 @@ export async function finishJob(
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   pass.state.stats[kind]++;
   if (work.key !== undefined) {
-    // A job holds its key's slot from its first start (a pending job with attempts behind it is
-    // waiting out a retry's backoff).
-    const heldSlot = work.state.kind === "running" || work.attempts > 0;
+    // A job holds its key's slot from its first start (a pending job with attempts or snoozes
+    // behind it is waiting out a retry's backoff or a snooze).
+    const heldSlot =
+      work.state.kind === "running" || work.attempts > 0 || (work.snoozes ?? 0) > 0;
     updateKey(await keyEntry(pass, work.key), { [kind]: 1, active: heldSlot ? -1 : 0 });
   }
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });

@@ -6,6 +6,7 @@ import { ConvexError } from "convex/values";
 
 const INVALID_ARGUMENT = "workpool/InvalidArgument";
 const NON_RETRYABLE = "workpool/NonRetryable";
+const SNOOZE = "workpool/Snooze";
 
 export type InvalidArgumentData = {
   kind: typeof INVALID_ARGUMENT;
@@ -49,6 +50,32 @@ export class NonRetryableError extends ConvexError<{
     this.name = "NonRetryableError";
     this.message = message;
   }
+}
+
+/**
+ * Throw this from a job's function to give its slot back and run it again `delayMs` later, without
+ * spending an attempt: the job goes back to pending (a keyed job keeps its key's slot, as during a
+ * retry's backoff). For actions, mutations and queries alike; a mutation's writes are rolled back.
+ */
+export class SnoozeError extends ConvexError<{ kind: typeof SNOOZE; delayMs: number; message: string }> {
+  constructor(delayMs: number) {
+    if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
+      invalidArgument("SnoozeError delayMs", "must be a finite number ≥ 0", delayMs);
+    }
+    const message = `workpool: snoozed for ${delayMs} ms`;
+    super({ kind: SNOOZE, delayMs, message });
+    this.name = "SnoozeError";
+    this.message = message;
+  }
+}
+
+/** The delay of a `SnoozeError` (also after it crossed a function boundary), else undefined. */
+export function snoozeDelayMs(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const data = (error as { data?: unknown }).data;
+  if (typeof data !== "object" || data === null) return undefined;
+  const { kind, delayMs } = data as { kind?: unknown; delayMs?: unknown };
+  return kind === SNOOZE && typeof delayMs === "number" ? delayMs : undefined;
 }
 
 /** True for a `NonRetryableError`, including one that crossed a function boundary as ConvexError. */

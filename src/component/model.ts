@@ -54,12 +54,29 @@ export type RunResult<ReturnValue = any> =
   | Exclude<Infer<typeof vResult>, { kind: "success" }>
   | { kind: "success"; returnValue: ReturnValue };
 
-/** The outcome of one attempt, as a worker reports it (an attempt is never "canceled"). */
+/** The outcome of one run, as a worker reports it (a run is never "canceled"): a success, a failed
+ * attempt, or a snooze (SnoozeError: run again `delayMs` later, no attempt spent). */
 export const vAttemptResult = v.union(
   v.object({ kind: v.literal("success"), returnValue: v.any() }),
   v.object({ kind: v.literal("failed"), error: v.string(), nonRetryable: v.optional(v.boolean()) }),
+  v.object({
+    kind: v.literal("snoozed"),
+    delayMs: v.number(),
+    /** The job's inline args, handed back: the loop drops them from a started job that has no
+     * retry behavior, and the next run needs them. */
+    fnArgs: v.optional(v.any()),
+  }),
 );
 export type AttemptResult = Infer<typeof vAttemptResult>;
+
+/**
+ * The number of a job's current (or next) run: every run ends by counting an attempt or a snooze,
+ * so this grows by one per run. Workers report it, and the loop takes a report only for the run it
+ * is waiting for (a duplicate of a snoozed run's report must not settle the run after it).
+ */
+export function runNumber(work: { attempts: number; snoozes?: number }): number {
+  return work.attempts + (work.snoozes ?? 0) + 1;
+}
 
 /** Log levels, most verbose first. */
 export const vLogLevel = v.union(

@@ -12,6 +12,7 @@
 import type { Doc } from "./_generated/dataModel.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
+import { runNumber } from "./model.js";
 
 /** How often a recovery cycle starts. A dead runner is found within this plus
  * RECOVERY_THRESHOLD_MS (plus a page per 100 running jobs); 30 s keeps the checks cheap. */
@@ -54,10 +55,10 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
   if (job !== null && (job.state.kind === "pending" || job.state.kind === "inProgress")) {
     return { kind: "alive" };
   }
-  const attempt = work.attempts + 1;
+  const run = runNumber(work);
   const reported = await ctx.db
     .query("pendingCompletion")
-    .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", attempt))
+    .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", run))
     .first();
   // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
   if (reported !== null) return { kind: "alive" };

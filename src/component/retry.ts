@@ -29,10 +29,13 @@ export function nextRetryDelayMs(
 
 /** What the loop does with a reported attempt. */
 export type CompletionDecision =
-  { kind: "retry"; delayMs: number } | { kind: "finish"; result: RunResult };
+  | { kind: "retry"; delayMs: number }
+  | { kind: "snooze"; delayMs: number }
+  | { kind: "finish"; result: RunResult };
 
 /**
  * Decides the fate of a job after attempt number `attempt` ended with `outcome`.
+ * A snooze runs the job again later without spending the attempt, unless it was canceled.
  * Retries only a retryable failure of a job that has a retry behavior, attempts left and no cancel;
  * a job canceled while running reports its real outcome unless that outcome would have been retried,
  * in which case it reports "canceled".
@@ -44,6 +47,11 @@ export function decideCompletion(
 ): CompletionDecision {
   if (outcome.kind === "success") {
     return { kind: "finish", result: { kind: "success", returnValue: outcome.returnValue } };
+  }
+  if (outcome.kind === "snoozed") {
+    return job.canceled
+      ? { kind: "finish", result: { kind: "canceled" } }
+      : { kind: "snooze", delayMs: outcome.delayMs };
   }
   const behavior = job.retryBehavior;
   const retryable =

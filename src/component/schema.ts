@@ -35,6 +35,8 @@ export default defineSchema({
     payloadId: v.optional(v.id("payloads")),
     /** Attempts made so far (finished or given up on); the next attempt is number `attempts + 1`. */
     attempts: v.number(),
+    /** Runs that ended in a SnoozeError (no attempt spent); with `attempts`, numbers the runs. */
+    snoozes: v.optional(v.number()),
     /** Undefined means "never retry" (mutations, queries, and actions enqueued without retry). */
     retryBehavior: v.optional(vRetryBehavior),
     /** The callback; its context is undefined here when it lives in `payloads`. Dropped when the

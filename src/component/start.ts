@@ -20,6 +20,7 @@ import {
   type KeyEntry,
 } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
+import { runNumber } from "./model.js";
 import { recordStart } from "./stats.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
@@ -228,7 +229,7 @@ async function startJob(
 async function scheduleWorker(pass: Pass, work: Doc<"work">) {
   const args = {
     workId: work._id,
-    attempt: work.attempts + 1,
+    attempt: runNumber(work),
     fnHandle: work.fnHandle,
     fnArgs: work.fnArgs,
     payloadId: work.payloadId,

@@ -10,7 +10,7 @@ import type { FunctionHandle } from "convex/server";
 import { internal } from "./_generated/api.js";
 import { internalAction, internalMutation, internalQuery } from "./_generated/server.js";
 import { recordCompletion } from "./complete.js";
-import { errorMessage, isNonRetryableError } from "./errors.js";
+import { errorMessage, isNonRetryableError, snoozeDelayMs } from "./errors.js";
 import type { AttemptResult } from "./model.js";
 import { valueSizeBytes } from "./payloads.js";
 import { MAX_PAYLOAD_BYTES } from "./validate.js";
@@ -26,7 +26,7 @@ export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
 
 const vWorkerArgs = {
   workId: v.id("work"),
-  /** The attempt being run (1-based). */
+  /** The run's number (`runNumber`: attempts and snoozes so far, plus one), echoed in its report. */
   attempt: v.number(),
   fnHandle: v.string(),
   /** The arguments when small; otherwise read from `payloadId`. */
@@ -34,8 +34,11 @@ const vWorkerArgs = {
   payloadId: v.optional(v.id("payloads")),
 };
 
-/** The outcome of running user code, as data. */
-function failure(error: unknown): AttemptResult {
+/** The outcome of running user code that threw, as data. A snooze hands the job's inline args
+ * back (`fnArgs`; undefined when they live in a payload row, which stays). */
+function failure(error: unknown, fnArgs: unknown): AttemptResult {
+  const delayMs = snoozeDelayMs(error);
+  if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
   return isNonRetryableError(error)
     ? { kind: "failed", error: errorMessage(error), nonRetryable: true }
     : { kind: "failed", error: errorMessage(error) };
@@ -71,7 +74,7 @@ export const runAction = internalAction({
       const args = payloadId ? await ctx.runQuery(internal.worker.loadArgs, { payloadId }) : fnArgs;
       result = success(await ctx.runAction(fnHandle as FunctionHandle<"action">, args ?? {}));
     } catch (error) {
-      result = failure(error);
+      result = failure(error, fnArgs);
     }
     const report = { workId, attempt, result };
     try {
@@ -112,7 +115,7 @@ export const runMutationOrQuery = internalMutation({
           : await ctx.runQuery(fnHandle as FunctionHandle<"query">, args ?? {});
       result = success(returnValue);
     } catch (error) {
-      result = failure(error);
+      result = failure(error, fnArgs);
     }
     await recordCompletion(ctx, { workId, attempt, result });
     return null;

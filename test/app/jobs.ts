@@ -6,7 +6,7 @@ import {
   internalMutationGeneric,
 } from "convex/server";
 import { v } from "convex/values";
-import { NonRetryableError } from "../../src/client/index.js";
+import { NonRetryableError, SnoozeError } from "../../src/client/index.js";
 import { probe } from "./probe.js";
 
 const vBehavior = {
@@ -17,6 +17,9 @@ const vBehavior = {
   failTimes: v.optional(v.number()),
   /** Throw NonRetryableError instead of a plain error. */
   nonRetryable: v.optional(v.boolean()),
+  /** The first `snoozeTimes` runs throw SnoozeError(snoozeMs) (before any failure is counted). */
+  snoozeTimes: v.optional(v.number()),
+  snoozeMs: v.optional(v.number()),
   value: v.optional(v.any()),
   /** Return a string of this many bytes instead of `value`. */
   returnBytes: v.optional(v.number()),
@@ -24,7 +27,18 @@ const vBehavior = {
   pad: v.optional(v.string()),
 };
 
-function maybeFail(key: string, attempt: number, failTimes?: number, nonRetryable?: boolean) {
+type Behavior = {
+  failTimes?: number;
+  nonRetryable?: boolean;
+  snoozeTimes?: number;
+  snoozeMs?: number;
+};
+
+/** Run `run` (1-based) snoozes, fails or goes on, as the behavior says. */
+function maybeFail(key: string, run: number, behavior: Behavior) {
+  const { failTimes, nonRetryable, snoozeTimes = 0, snoozeMs = 0 } = behavior;
+  if (run <= snoozeTimes) throw new SnoozeError(snoozeMs);
+  const attempt = run - snoozeTimes;
   if (attempt <= (failTimes ?? 0)) {
     const message = `job ${key} failed attempt ${attempt}`;
     throw nonRetryable ? new NonRetryableError(message) : new Error(message);
@@ -33,11 +47,11 @@ function maybeFail(key: string, attempt: number, failTimes?: number, nonRetryabl
 
 export const action = actionGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, ms, failTimes, nonRetryable, value, returnBytes }) => {
-    const attempt = probe.enter(key);
+  handler: async (_ctx, { key, ms, value, returnBytes, ...behavior }) => {
+    const run = probe.enter(key);
     try {
       if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
-      maybeFail(key, attempt, failTimes, nonRetryable);
+      maybeFail(key, run, behavior);
       if (returnBytes !== undefined) return "r".repeat(returnBytes);
       return value ?? key;
     } finally {
@@ -48,11 +62,11 @@ export const action = actionGeneric({
 
 export const mutation = mutationGeneric({
   args: vBehavior,
-  handler: async (ctx, { key, failTimes, nonRetryable, value }) => {
-    const attempt = probe.enter(key);
+  handler: async (ctx, { key, value, ...behavior }) => {
+    const run = probe.enter(key);
     try {
       await ctx.db.insert("effects", { key, value: value ?? null });
-      maybeFail(key, attempt, failTimes, nonRetryable);
+      maybeFail(key, run, behavior);
       return value ?? key;
     } finally {
       probe.exit(key);
@@ -62,10 +76,10 @@ export const mutation = mutationGeneric({
 
 export const query = queryGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, failTimes, value }) => {
-    const attempt = probe.enter(key);
+  handler: async (_ctx, { key, value, failTimes, snoozeTimes, snoozeMs }) => {
+    const run = probe.enter(key);
     try {
-      maybeFail(key, attempt, failTimes);
+      maybeFail(key, run, { failTimes, snoozeTimes, snoozeMs });
       return value ?? key;
     } finally {
       probe.exit(key);
