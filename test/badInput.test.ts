@@ -196,6 +196,16 @@ const KEY_PARALLELISM_CASES: Array<[string, unknown]> = [
   ["Infinity", Infinity],
 ];
 
+/** Invalid rate limits (both numbers whole and ≥ 1), with the field each breaks. */
+const RATE_LIMIT_CASES: Array<[string, unknown, string]> = [
+  ["starts 0", { starts: 0, periodMs: 1000 }, "rateLimit.starts"],
+  ["starts fractional", { starts: 1.5, periodMs: 1000 }, "rateLimit.starts"],
+  ["starts NaN", { starts: NaN, periodMs: 1000 }, "rateLimit.starts"],
+  ["periodMs 0", { starts: 5, periodMs: 0 }, "rateLimit.periodMs"],
+  ["periodMs negative", { starts: 5, periodMs: -1000 }, "rateLimit.periodMs"],
+  ["periodMs Infinity", { starts: 5, periodMs: Infinity }, "rateLimit.periodMs"],
+];
+
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 /** The pool's own message for a bad argument: "workpool: invalid <argument>: <rule> (got ...)". */
 const named = (argument: string) => new RegExp(`invalid ${esc(argument)}(?![\\w.[])`);
@@ -252,6 +262,13 @@ function clientCases(): Case[] {
       names: named("statusTtl"),
     },
   );
+  for (const [what, value, argument] of RATE_LIMIT_CASES) {
+    cases.push({
+      name: `new Workpool: rateLimit ${what}`,
+      call: client("constructor", [], { rateLimit: value }),
+      names: named(argument),
+    });
+  }
   for (const [what, value] of KEY_PARALLELISM_CASES) {
     cases.push({
       name: `new Workpool: keyParallelism ${what}`,
@@ -509,6 +526,20 @@ function componentCases(): Case[] {
         name: `keys.resume: key ${what}`,
         call: direct("keys.resume", { key }),
         names: named("key"),
+      },
+    );
+  }
+  for (const [what, value, argument] of RATE_LIMIT_CASES) {
+    cases.push(
+      {
+        name: `lib.enqueue: config.rateLimit ${what}`,
+        call: direct("lib.enqueue", { ...ENQUEUE, config: { rateLimit: value } }),
+        names: named(`config.${argument}`),
+      },
+      {
+        name: `config.update: rateLimit ${what}`,
+        call: direct("config.update", { rateLimit: value }),
+        names: named(argument),
       },
     );
   }

@@ -217,3 +217,14 @@ export async function callPool(
 export async function keyStatus(t: any, key: string): Promise<any> {
   return await t.query(anyApi.pool.callClientQuery, { method: "keyStatus", args: [key] });
 }
+
+/** The most starts in any half-open window [s, s + periodMs) that begins at a start. */
+export function busiestWindow(starts: number[], periodMs: number): number {
+  const sorted = [...starts].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && sorted[j] < sorted[i] + periodMs) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}

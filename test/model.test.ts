@@ -26,6 +26,7 @@ import { anyApi } from "convex/server";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
+  busiestWindow,
   callPool,
   completions,
   failCompletionInserts,
@@ -37,6 +38,7 @@ import {
   setup,
 } from "./helpers.js";
 import { FULL_SCALE, scaled } from "./scale.js";
+import type { RateLimit } from "../src/client/index.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -228,13 +230,18 @@ afterAll(() => {
   );
 });
 
-async function runProgram(ops: Op[]) {
+async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
   // One program's spies must not wrap the previous program's (they would nest without end).
   vi.restoreAllMocks();
   const t = setup();
   await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
   vi.spyOn(console, "warn").mockImplementation(() => {});
   vi.spyOn(console, "info").mockImplementation(() => {});
+  // Every attempt the pool starts, at the time of the pass that starts it (its DEBUG line).
+  const startTimes: number[] = [];
+  vi.spyOn(console, "debug").mockImplementation((line: string) => {
+    if (line.includes('"event":"started"')) startTimes.push(Date.now());
+  });
   // Killed runners end failed; convex-test logs each as an error. They are expected here.
   vi.spyOn(console, "error").mockImplementation(() => {});
   const jobs: ModelJob[] = [];
@@ -254,7 +261,7 @@ async function runProgram(ops: Op[]) {
     (await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[];
   totals.programs++;
   totals.operations += ops.length;
-  const poolOptions = () => ({ maxParallelism: limit });
+  const poolOptions = () => ({ maxParallelism: limit, rateLimit, logLevel: "DEBUG" });
 
   /**
    * Each key's jobs holding its slot stay within its limit (after a lowering, those already in may
@@ -477,6 +484,13 @@ async function runProgram(ops: Op[]) {
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
     expect(allowed, `result of ${job.key} (${JSON.stringify(job)})`).toContain(kind);
   }
+  // The rate limit held over every window.
+  if (rateLimit) {
+    expect(
+      busiestWindow(startTimes, rateLimit.periodMs),
+      "starts in one window",
+    ).toBeLessThanOrEqual(rateLimit.starts);
+  }
   // Each key's jobs first started in due order, then enqueue order.
   for (const key of usedKeys) {
     const firstStarts = [...new Set(probe.groupStarts.get(key) ?? [])];
@@ -503,9 +517,19 @@ async function runProgram(ops: Op[]) {
 describe("model-based", () => {
   it(`random programs keep the invariants (${RUNS} programs)`, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
-        await runProgram(ops);
-      }),
+      fc.asyncProperty(
+        fc.array(op, { minLength: 1, maxLength: 12 }),
+        fc.option(
+          fc.record({
+            starts: fc.integer({ min: 1, max: 8 }),
+            periodMs: fc.constantFrom(300, 1000, 2500),
+          }),
+          { nil: undefined, freq: 2 },
+        ),
+        async (ops, rateLimit) => {
+          await runProgram(ops, rateLimit);
+        },
+      ),
       { numRuns: RUNS, seed: SEED, verbose: 1 },
     );
   }, 3_600_000);

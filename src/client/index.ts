@@ -25,6 +25,7 @@ import {
   DEFAULT_RETRY_BEHAVIOR,
   vLogLevel,
   vResult,
+  vRateLimit,
   vResultKind,
   vRetryBehavior,
   vWorkInfo as vComponentWorkInfo,
@@ -52,11 +53,13 @@ const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member
 function validatePoolConfig(options: {
   maxParallelism?: number;
   keyParallelism?: number;
+  rateLimit?: RateLimit | null;
   logLevel?: LogLevel;
 }): void {
   validateConfigUpdate({
     maxParallelism: options.maxParallelism,
     keyParallelism: options.keyParallelism,
+    rateLimit: options.rateLimit,
   });
   if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
     invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);
@@ -78,10 +81,14 @@ export {
   vResult as vResultValidator,
   vResult as resultValidator,
   vRetryBehavior,
+  vRateLimit,
   type LogLevel,
   type RetryBehavior,
   type RunResult,
 };
+
+/** A pool's rate limit: at most `starts` attempts start in any interval of `periodMs` ms. */
+export type RateLimit = Infer<typeof vRateLimit>;
 
 /** The id of a job, as enqueue returns it. */
 export type WorkId = string & { __isWorkId: true };
@@ -181,6 +188,10 @@ export type WorkpoolOptions = {
    * unless `setKeyParallelism` says otherwise for the key. Whole number ≥ 1; default 1. Written to
    * the component's config on each enqueue and cancel. */
   keyParallelism?: number;
+  /** At most `starts` attempts (retries included) start in any interval of `periodMs` ms; whole
+   * numbers ≥ 1. Written to the component's config on each enqueue and cancel; `null` removes a
+   * stored limit (leaving the option out keeps whatever is stored). */
+  rateLimit?: RateLimit | null;
 } & WorkpoolRetryOptions;
 
 /** Retries of an action: `true` for the pool's default behavior, or a behavior of its own. */
@@ -231,6 +242,8 @@ export type StandaloneEnqueueOptions<Context = unknown, ReturnValue = unknown> =
   maxParallelism?: number;
   /** Written to the component's config, as `WorkpoolOptions.keyParallelism`. */
   keyParallelism?: number;
+  /** Written to the component's config, as `WorkpoolOptions.rateLimit`. */
+  rateLimit?: RateLimit | null;
   /** Written to the component's config, as `WorkpoolOptions.logLevel`. */
   logLevel?: LogLevel;
   /** As `WorkpoolOptions.statusTtl` (default one day). */
@@ -345,6 +358,7 @@ async function enqueueJobs(
   const config = {
     maxParallelism: opts.maxParallelism,
     keyParallelism: opts.keyParallelism,
+    rateLimit: opts.rateLimit,
     logLevel: opts.logLevel,
   };
   validatePoolConfig(config);
@@ -626,6 +640,7 @@ export class Workpool {
     return {
       maxParallelism: this.options.maxParallelism,
       keyParallelism: this.options.keyParallelism,
+      rateLimit: this.options.rateLimit,
       logLevel: this.options.logLevel,
     };
   }

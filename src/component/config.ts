@@ -9,7 +9,7 @@ import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/se
 import { claimSegment } from "./kick.js";
 import { unconfiguredLogLevel } from "./logging.js";
 import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
-import { validateKeyParallelism, validateMaxParallelism } from "./validate.js";
+import { validateKeyParallelism, validateMaxParallelism, validateRateLimit } from "./validate.js";
 
 /** Jobs that may run at once when nobody said otherwise (the peer's default too). */
 export const DEFAULT_MAX_PARALLELISM = 10;
@@ -22,6 +22,7 @@ export type Config = {
   logLevel: LogLevel;
   keyParallelism: number;
   paused: boolean;
+  rateLimit?: { starts: number; periodMs: number };
 };
 
 type ConfigRow = Omit<Doc<"config">, "_id" | "_creationTime">;
@@ -41,6 +42,7 @@ function withDefaults(row: Partial<ConfigRow> | null): Config {
     logLevel: row?.logLevel ?? unconfiguredLogLevel(),
     keyParallelism: row?.keyParallelism ?? DEFAULT_KEY_PARALLELISM,
     paused: row?.paused ?? false,
+    ...(row?.rateLimit ? { rateLimit: row.rateLimit } : {}),
   };
 }
 
@@ -55,6 +57,9 @@ export function validateConfigUpdate(update: ConfigUpdate, prefix = ""): void {
   }
   if (update.keyParallelism !== undefined) {
     validateKeyParallelism(update.keyParallelism, `${prefix}keyParallelism`);
+  }
+  if (update.rateLimit !== undefined && update.rateLimit !== null) {
+    validateRateLimit(update.rateLimit, `${prefix}rateLimit`);
   }
 }
 
@@ -71,20 +76,24 @@ export async function applyConfig(
 ): Promise<boolean> {
   const set = Object.fromEntries(
     Object.entries(update).filter(([, value]) => value !== undefined),
-  ) as Partial<ConfigRow>;
+  ) as Partial<ConfigRow> & { rateLimit?: ConfigRow["rateLimit"] | null };
   if (Object.keys(set).length === 0) return false;
   const row = await ctx.db.query("config").first();
   const current = withDefaults(row);
-  const next: ConfigRow = { ...storedFields(row), maxParallelism: current.maxParallelism, ...set };
-  if (row && (Object.keys(set) as Array<keyof ConfigRow>).every((k) => row[k] === next[k])) {
-    return false;
-  }
-  if (row) await ctx.db.replace("config", row._id, next);
-  else await ctx.db.insert("config", next);
-  const after = withDefaults(next);
+  const next = { ...storedFields(row), maxParallelism: current.maxParallelism, ...set };
+  // `rateLimit: null` removes the limit (a stored field cannot be null).
+  if (next.rateLimit === null) delete next.rateLimit;
+  const same = (k: keyof ConfigRow) =>
+    JSON.stringify(row?.[k] ?? null) === JSON.stringify(next[k] ?? null);
+  if (row && (Object.keys(set) as Array<keyof ConfigRow>).every(same)) return false;
+  const stored = next as ConfigRow;
+  if (row) await ctx.db.replace("config", row._id, stored);
+  else await ctx.db.insert("config", stored);
+  const after = withDefaults(stored);
   return (
     after.maxParallelism !== current.maxParallelism ||
     after.keyParallelism !== current.keyParallelism ||
+    JSON.stringify(after.rateLimit) !== JSON.stringify(current.rateLimit) ||
     (current.paused && !after.paused)
   );
 }

@@ -17,6 +17,7 @@ import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
 import type { LoopState, Pass } from "./pass.js";
+import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
 import { startWork } from "./start.js";
@@ -74,7 +75,7 @@ export const main = internalMutation({
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
     if (recoveryDue(pass)) await recover(pass);
-    const moreStarts = await startWork(pass);
+    const starts = await startWork(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);
     await checkDeliveries(pass);
@@ -82,9 +83,9 @@ export const main = internalMutation({
     await flushKeys(pass);
 
     const wake: Wake =
-      moreCompletions || moreCancelations || moreStarts
+      moreCompletions || moreCancelations || starts.more
         ? { kind: "now" }
-        : await nextWake(pass, expiry);
+        : await nextWake(pass, expiry, starts.heldByRate);
     // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions; its
     // report waits for the interval, so the backlog scan is not paid on every pass.)
     const goingQuiet =
@@ -127,15 +128,26 @@ async function firstLaterSegment(
  * room to start it; otherwise a completion will wake the loop), a completion, a cancelation, a
  * recovery check while jobs run, or an expiry for the sweeper.
  */
-async function nextWake(pass: Pass, expiry: number | undefined): Promise<Wake> {
+async function nextWake(
+  pass: Pass,
+  expiry: number | undefined,
+  heldByRate: boolean,
+): Promise<Wake> {
   const candidates: Array<number | undefined> = [
     await firstLaterSegment(pass, "pendingCompletion"),
     await firstLaterSegment(pass, "pendingCancelation"),
   ];
   if (pass.state.running < pass.config.maxParallelism && !pass.config.paused) {
-    candidates.push(await firstLaterSegment(pass, "pendingStart"));
     const readyAt = await firstReadyAt(pass);
-    if (readyAt !== undefined) candidates.push(segmentForRunAt(readyAt, pass.now));
+    const starts = [
+      await firstLaterSegment(pass, "pendingStart"),
+      readyAt === undefined ? undefined : segmentForRunAt(readyAt, pass.now),
+      heldByRate ? pass.segment + 1 : undefined,
+    ].filter((s): s is number => s !== undefined);
+    // Under a spent rate limit, a start waits until the window lets one through: no pass before.
+    const allowedAt = nextStartAllowedAt(pass);
+    const notBefore = allowedAt === undefined ? 0 : segmentForRunAt(allowedAt, pass.now);
+    if (starts.length > 0) candidates.push(Math.max(Math.min(...starts), notBefore));
   }
   const recoveryAt = nextRecoveryAt(pass);
   if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));

@@ -90,11 +90,16 @@ export const vLogLevel = v.union(
 export type LogLevel = Infer<typeof vLogLevel>;
 
 /** The pool's settings as a caller may pass them (every field optional: unset means "keep"). */
+/** A pool's rate limit: at most `starts` attempts start in any interval of `periodMs` ms. */
+export const vRateLimit = v.object({ starts: v.number(), periodMs: v.number() });
+
 export const vConfigUpdate = v.object({
   maxParallelism: v.optional(v.number()),
   logLevel: v.optional(vLogLevel),
   /** The default limit of every key (section 1 of the API extensions); whole number ≥ 1. */
   keyParallelism: v.optional(v.number()),
+  /** The pool's rate limit (section 5); `null` removes it, leaving it out keeps what is stored. */
+  rateLimit: v.optional(v.union(vRateLimit, v.null())),
 });
 export type ConfigUpdate = Infer<typeof vConfigUpdate>;
 

@@ -12,6 +12,7 @@ import {
   vJobState,
   vLogLevel,
   vOnCompleteSpec,
+  vRateLimit,
   vRetryBehavior,
 } from "./model.js";
 
@@ -238,6 +239,8 @@ export default defineSchema({
     keyParallelism: v.optional(v.number()),
     /** True between `pause()` and `resume()`: no attempt starts. Only those two write it. */
     paused: v.optional(v.boolean()),
+    /** At most `starts` attempts start in any interval of `periodMs` (rateLimit.ts). */
+    rateLimit: v.optional(vRateLimit),
   }),
 
   /**
@@ -310,6 +313,9 @@ export default defineSchema({
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so
      * the loop looks for the next expiry above it (past the sweeper's tombstones). */
     expiryCursor: v.optional(v.number()),
+    /** The starts of the last rate-limit period, in buckets (rateLimit.ts); unset without a limit.
+     * `from` and `at` are the times of a bucket's first and latest starts, `n` how many. */
+    startLog: v.optional(v.array(v.object({ from: v.number(), at: v.number(), n: v.number() }))),
     /** Counters since the last report; see stats.ts. */
     stats: v.object({
       since: v.number(),

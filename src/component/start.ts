@@ -21,6 +21,7 @@ import {
 } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { runNumber } from "./model.js";
+import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
@@ -35,17 +36,27 @@ type Candidate =
   | { kind: "ready"; row: Doc<"keyReady"> }
   | { kind: "freed"; key: string; runAt: number };
 
+/** What the start stage tells the loop: whether more may be due already (`more`: it stopped at its
+ * batch size with room left), and whether due work waits for the rate limit (`heldByRate`). */
+export type StartOutcome = { more: boolean; heldByRate: boolean };
+
 /**
- * Returns true when it stopped at its batch size with capacity left (more may be due).
+ * Starts what is due, within the room the pool (`maxParallelism`, pause) and its rate limit leave.
  *
  * Reads in chunks of at most the free capacity, so a pass that can start three jobs reads about
  * three rows of each list, not a batch; a chunk whose rows went to their keys' queues (started
  * nothing) is followed by another, until the capacity or the batch is used up. The three sources
  * are merged by due time.
  */
-export async function startWork(pass: Pass): Promise<boolean> {
-  let capacity = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
-  if (capacity <= 0) return false;
+export async function startWork(pass: Pass): Promise<StartOutcome> {
+  const poolRoom = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
+  const rateRoom = startsAllowed(pass);
+  const room = Math.min(poolRoom, rateRoom);
+  let capacity = room;
+  if (capacity <= 0) {
+    recordStarts(pass, 0);
+    return { more: false, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
+  }
   const freed = await keysFreedThisPass(pass);
   let taken = 0;
   let exhausted = false;
@@ -92,7 +103,17 @@ export async function startWork(pass: Pass): Promise<boolean> {
   }
   // pendingStart rows below the first one that may be left are gone.
   advanceCursor(pass, "start", dueLeftAt ?? pass.segment);
-  return capacity > 0 && !exhausted;
+  recordStarts(pass, room - capacity);
+  const rateBound = rateRoom < poolRoom && capacity === 0;
+  return {
+    more: capacity > 0 && !exhausted,
+    heldByRate: rateBound && !exhausted && (freed.length > 0 || (await anythingDue(pass))),
+  };
+}
+
+/** True when a pendingStart row or a listed key is due (two single-row reads). */
+async function anythingDue(pass: Pass): Promise<boolean> {
+  return (await readDue(pass, 1)).length > 0 || (await readReady(pass, 1)).length > 0;
 }
 
 function runAtOf(candidate: Candidate): number {

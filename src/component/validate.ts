@@ -20,6 +20,22 @@ export function validateKeyParallelism(value: number, argument = "keyParallelism
   }
 }
 
+/** Checks a pool's rate limit: both numbers whole and ≥ 1. */
+export function validateRateLimit(
+  value: { starts: number; periodMs: number },
+  argument = "rateLimit",
+): void {
+  if (typeof value !== "object" || value === null) {
+    invalidArgument(argument, "must be { starts, periodMs } or null", value);
+  }
+  for (const field of ["starts", "periodMs"] as const) {
+    const n = value[field];
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) {
+      invalidArgument(`${argument}.${field}`, "must be a whole number ≥ 1", n);
+    }
+  }
+}
+
 /** The longest key a job may have: long enough for ids and urls, short enough to index cheaply. */
 export const MAX_KEY_LENGTH = 256;
 

@@ -24,6 +24,7 @@ import type * as loop from "../loop.js";
 import type * as model from "../model.js";
 import type * as pass from "../pass.js";
 import type * as payloads from "../payloads.js";
+import type * as rateLimit from "../rateLimit.js";
 import type * as recovery from "../recovery.js";
 import type * as retry from "../retry.js";
 import type * as segments from "../segments.js";
@@ -58,6 +59,7 @@ const fullApi: ApiFromModules<{
   model: typeof model;
   pass: typeof pass;
   payloads: typeof payloads;
+  rateLimit: typeof rateLimit;
   recovery: typeof recovery;
   retry: typeof retry;
   segments: typeof segments;

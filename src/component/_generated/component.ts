@@ -31,6 +31,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           keyParallelism?: number;
           logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
           maxParallelism?: number;
+          rateLimit?: null | { periodMs: number; starts: number };
         },
         null,
         Name
@@ -71,6 +72,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
           };
           id: string;
           logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
@@ -87,6 +89,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
           };
           key?: string;
           limit?: number;
@@ -103,6 +106,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
           };
           fnArgs: any;
           fnHandle: string;
@@ -135,6 +139,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             keyParallelism?: number;
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
           };
           items: Array<{
             fnArgs: any;
