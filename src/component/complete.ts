@@ -130,7 +130,11 @@ export async function settleAttempt(
         ...(work.payloadId === undefined ? { fnArgs } : {}),
       });
       await requeue(pass, work, runAt);
-      pass.log.info("snoozed", { workId: work._id, fnName: work.fnName, delayMs: decision.delayMs });
+      pass.log.info("snoozed", {
+        workId: work._id,
+        fnName: work.fnName,
+        delayMs: decision.delayMs,
+      });
       return;
     }
     case "finish": {
@@ -209,8 +213,7 @@ export async function finishJob(
   if (work.key !== undefined) {
     // A job holds its key's slot from its first start (a pending job with attempts or snoozes
     // behind it is waiting out a retry's backoff or a snooze).
-    const heldSlot =
-      work.state.kind === "running" || work.attempts > 0 || (work.snoozes ?? 0) > 0;
+    const heldSlot = work.state.kind === "running" || work.attempts > 0 || (work.snoozes ?? 0) > 0;
     updateKey(await keyEntry(pass, work.key), { [kind]: 1, active: heldSlot ? -1 : 0 });
   }
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });

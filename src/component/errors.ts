@@ -57,7 +57,11 @@ export class NonRetryableError extends ConvexError<{
  * spending an attempt: the job goes back to pending (a keyed job keeps its key's slot, as during a
  * retry's backoff). For actions, mutations and queries alike; a mutation's writes are rolled back.
  */
-export class SnoozeError extends ConvexError<{ kind: typeof SNOOZE; delayMs: number; message: string }> {
+export class SnoozeError extends ConvexError<{
+  kind: typeof SNOOZE;
+  delayMs: number;
+  message: string;
+}> {
   constructor(delayMs: number) {
     if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
       invalidArgument("SnoozeError delayMs", "must be a finite number ≥ 0", delayMs);
