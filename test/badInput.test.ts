@@ -337,6 +337,13 @@ function clientCases(): Case[] {
         names: named(`${prefix}key`),
       });
     }
+    for (const priority of ["urgent", "HIGH", 1]) {
+      cases.push({
+        name: `${label}: priority ${JSON.stringify(priority)}`,
+        call: enqueueCall({ priority }),
+        names: named(`${prefix}priority`),
+      });
+    }
     // Over-size arguments: in the last item, so a batch's error names that item.
     const last = size - 1;
     const bigArgs = small.map((args, i) => (i === last ? { ...args, value: BIG } : args));
@@ -577,8 +584,8 @@ function componentCases(): Case[] {
   cases.push(
     {
       name: "lib.enqueue: an unknown field",
-      call: direct("lib.enqueue", { ...ENQUEUE, priority: 1 }),
-      names: unknown("priority"),
+      call: direct("lib.enqueue", { ...ENQUEUE, urgency: 1 }),
+      names: unknown("urgency"),
     },
     {
       name: "lib.enqueue: retryBehavior with an unknown field",
@@ -788,8 +795,8 @@ function componentCases(): Case[] {
     },
     {
       name: "lib.enqueueBatch: an item with an unknown field",
-      call: direct("lib.enqueueBatch", { items: batchWith(0, { priority: 1 }), config: {} }),
-      names: unknown("priority"),
+      call: direct("lib.enqueueBatch", { items: batchWith(0, { urgency: 1 }), config: {} }),
+      names: unknown("urgency"),
     },
     {
       name: "lib.enqueueBatch: config missing",

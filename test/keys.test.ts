@@ -119,7 +119,8 @@ describe("keys: order", () => {
         .query("keyState")
         .withIndex("by_key", (q: any) => q.eq("key", "k"))
         .unique();
-      await ctx.db.patch(row._id, { headFrom: Date.now() + 3_600_000 });
+      // Rank 2: waiting jobs of "normal" priority.
+      await ctx.db.patch(row._id, { headFromByRank: [null, null, Date.now() + 3_600_000, null] });
     });
     await runFor(t, 1000);
     expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:1"]);

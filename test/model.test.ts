@@ -60,6 +60,7 @@ type JobSpec = {
   handler: Handler;
   /** The job's pool key, if any. */
   poolKey: string | undefined;
+  priority: "high" | "normal" | "low" | undefined;
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
@@ -96,6 +97,13 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   withOnComplete: fc.boolean(),
   handler: fc.constantFrom<Handler>("plain", "plain", "heavyReads", "heavyWrites", "throws"),
   poolKey: fc.option(poolKey, { nil: undefined, freq: 3 }),
+  priority: fc.constantFrom(
+    undefined,
+    undefined,
+    "high" as const,
+    "normal" as const,
+    "low" as const,
+  ),
 });
 
 /** The onComplete handler a job gets: the plain recorder, or one of test/app/heavy.ts's. */
@@ -343,6 +351,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
               options.retry = spec.retry ? { ...RETRY, maxBackoffMs: spec.maxBackoffMs } : false;
             }
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
+            if (spec.priority !== undefined) options.priority = spec.priority;
             if (spec.poolKey !== undefined) {
               options.key = spec.poolKey;
               usedKeys.add(spec.poolKey);
@@ -491,14 +500,43 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
       "starts in one window",
     ).toBeLessThanOrEqual(rateLimit.starts);
   }
-  // Each key's jobs first started in due order, then enqueue order.
+  // Each key's jobs first started in its order: whenever one started, no job of the key that had
+  // clearly been due (two segments before) and started later comes before it by priority, then due
+  // time, then enqueue order.
+  const level = (job: ModelJob) => ({ high: 0, normal: 1, low: 2 })[job.priority ?? "normal"];
+  const before = (a: ModelJob, b: ModelJob) =>
+    level(a) - level(b) || a.dueAt - b.dueAt || a.seq - b.seq;
+  // Across jobs without a key (nothing but the pool holds them back): no job that started after
+  // another had clearly been due at that time and came before it by priority, or by due time at
+  // the same priority.
+  const firstStart = (job: ModelJob) => probe.starts.get(job.key)?.[0];
+  const unkeyed = jobs.filter((job) => job.poolKey === undefined && firstStart(job) !== undefined);
+  for (const started of unkeyed) {
+    const at = firstStart(started)!;
+    for (const later of unkeyed) {
+      if (firstStart(later)! <= at || later.dueAt + 200 > at) continue;
+      const outranks =
+        level(later) < level(started) ||
+        (level(later) === level(started) && later.dueAt + 200 <= started.dueAt);
+      expect(outranks, `${later.key} due before ${started.key} started, but started after`).toBe(
+        false,
+      );
+    }
+  }
   for (const key of usedKeys) {
     const firstStarts = [...new Set(probe.groupStarts.get(key) ?? [])];
-    const expected = jobs
-      .filter((job) => job.poolKey === key && firstStarts.includes(job.key))
-      .sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq)
-      .map((job) => job.key);
-    expect(firstStarts, `start order of ${key}'s jobs`).toEqual(expected);
+    const byKey = new Map(jobs.map((job) => [job.key, job]));
+    firstStarts.forEach((name, i) => {
+      const started = byKey.get(name)!;
+      const at = probe.starts.get(name)![0];
+      for (const laterName of firstStarts.slice(i + 1)) {
+        const later = byKey.get(laterName)!;
+        if (later.dueAt + 200 > at) continue;
+        expect(before(started, later), `${key}: ${name} started before ${laterName}`).toBeLessThan(
+          0,
+        );
+      }
+    });
   }
   const rows = await inComponent(t, async (ctx) => ({
     keyQueue: await ctx.db.query("keyQueue").collect(),

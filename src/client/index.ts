@@ -30,6 +30,7 @@ import {
   vRetryBehavior,
   vWorkInfo as vComponentWorkInfo,
   type LogLevel,
+  type Priority,
   type ResultKind,
   type RetryBehavior,
   type RunResult,
@@ -83,6 +84,7 @@ export {
   vRetryBehavior,
   vRateLimit,
   type LogLevel,
+  type Priority,
   type RetryBehavior,
   type RunResult,
 };
@@ -222,6 +224,9 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   /** Jobs with the same key (1 to 256 characters) form a queue of their own: at most
    * `keyParallelism` of them run at once, and they start in order. */
   key?: string;
+  /** Among due jobs that may start, every "high" one starts before any "normal" one, and "normal"
+   * before "low" (within a level, earlier due time first); a retry keeps it. Default "normal". */
+  priority?: Priority;
 } & (
   | { /** When the job may start (ms since epoch). */ runAt?: number; runAfter?: never }
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }
@@ -384,6 +389,7 @@ async function enqueueJobs(
     onComplete,
     statusTtlMs: opts.statusTtl,
     key: opts.key,
+    priority: opts.priority,
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();

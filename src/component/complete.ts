@@ -155,6 +155,7 @@ async function requeue(pass: Pass, work: Doc<"work">, runAt: number): Promise<vo
     workId: work._id,
     runAt,
     segment: segmentForRunAt(runAt, pass.now),
+    priority: work.priority,
     ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
   });
 }

@@ -7,7 +7,13 @@ import { v, type Infer } from "convex/values";
 import type { Id } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import { vFnType, vOnCompleteSpec, vRetryBehavior } from "./model.js";
+import {
+  storedPriority,
+  vFnType,
+  vOnCompleteSpec,
+  vPriority,
+  vRetryBehavior,
+} from "./model.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { dueSegment } from "./segments.js";
 import {
@@ -16,6 +22,7 @@ import {
   validateFnArgs,
   validateFunctionHandle,
   validateKey,
+  validatePriority,
   validateRetryBehavior,
   validateStatusTtl,
 } from "./validate.js";
@@ -45,6 +52,8 @@ export const vEnqueueItem = v.object({
   statusTtlMs: v.optional(v.number()),
   /** Jobs with the same key share the key's parallelism limit and start in order (keyState.ts). */
   key: v.optional(v.string()),
+  /** "high", "normal" (the default) or "low": the order in which due jobs start. */
+  priority: v.optional(vPriority),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -66,6 +75,7 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
   }
   validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
   if (item.key !== undefined) validateKey(item.key, `${prefix}key`);
+  if (item.priority !== undefined) validatePriority(item.priority, `${prefix}priority`);
   const runAt = resolveRunAt(item, now, prefix);
   const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
   if (size > MAX_PAYLOAD_BYTES) {
@@ -110,12 +120,14 @@ export async function insertJob(
     statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
     state: { kind: "pending" },
     key: item.key,
+    priority: storedPriority(item.priority),
   });
   await ctx.db.insert("pendingStart", {
     workId,
     runAt: Math.max(runAt, now),
     segment: Math.max(segment, dueSegment(runAt)),
     key: item.key,
+    priority: storedPriority(item.priority),
   });
   return workId;
 }

@@ -5,7 +5,13 @@
 import type { Doc, Id } from "./_generated/dataModel.js";
 import type { DatabaseReader } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import { assertNever, type RunResult, type Status, type WorkInfo } from "./model.js";
+import {
+  assertNever,
+  type Priority,
+  type RunResult,
+  type Status,
+  type WorkInfo,
+} from "./model.js";
 
 /** Parses a WorkId given by a caller; a malformed one is an invalid argument. */
 export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id<"work"> {
@@ -49,7 +55,7 @@ export async function deriveInfo(
     id: work._id as string,
     name: work.fnName,
     fnType: work.fnType,
-    priority: "normal" as const,
+    priority: (work.priority ?? "normal") as Priority,
     previousAttempts: work.attempts,
     // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.
     enqueuedAt: Math.floor(work._creationTime),

@@ -8,6 +8,7 @@
  * key's queue (it reads heads).
  */
 import type { Doc, Id } from "./_generated/dataModel.js";
+import type { StoredPriority } from "./model.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */
@@ -27,11 +28,29 @@ export type KeyEntry = {
 /** Rank of a queued job that holds its key's slot (a retry due while its key is paused): it goes
  * first, since the key's other jobs are behind it in order. */
 export const RANK_HOLDER = 0;
-/** Rank of every other queued job. */
-export const RANK_WAITING = 1;
+/** Ranks in a key's queue: the holder, then waiting jobs by priority (high, normal, low). */
+const RANKS = 4;
+
+/** The rank of a waiting job of `priority`: 1, 2 or 3 for high, normal and low. */
+export function waitingRank(priority: StoredPriority): number {
+  return priority === "high" ? 1 : priority === "low" ? 3 : 2;
+}
 
 function emptyCounts(key: string): KeyCounts {
   return { key, active: 0, running: 0, queued: 0, succeeded: 0, failed: 0, canceled: 0 };
+}
+
+/** Queued jobs of the key at `rank`. */
+function queuedAt(entry: KeyEntry, rank: number): number {
+  return entry.counts.queuedByRank?.[rank] ?? 0;
+}
+
+/** Adds `delta` to the key's queued count, in total and at `rank`. */
+function countQueued(entry: KeyEntry, rank: number, delta: number): void {
+  const byRank = entry.counts.queuedByRank ?? new Array<number>(RANKS).fill(0);
+  byRank[rank] += delta;
+  entry.counts.queuedByRank = byRank;
+  updateKey(entry, { queued: delta });
 }
 
 /** The key's entry for this pass, read once per pass. Every per-key table holds one row per key
@@ -77,8 +96,10 @@ export function hasFreeSlot(pass: Pass, entry: KeyEntry): boolean {
   return !entry.paused && entry.counts.active < keyLimit(pass, entry);
 }
 
+type CountField = "active" | "running" | "queued" | "succeeded" | "failed" | "canceled";
+
 /** Applies `change` to the key's counts; written back by `flushKeys`. */
-export function updateKey(entry: KeyEntry, change: Partial<Omit<KeyCounts, "key">>): void {
+export function updateKey(entry: KeyEntry, change: Partial<Record<CountField, number>>): void {
   for (const [field, delta] of Object.entries(change) as Array<[keyof typeof change, number]>) {
     entry.counts[field] += delta;
   }
@@ -89,16 +110,18 @@ export function updateKey(entry: KeyEntry, change: Partial<Omit<KeyCounts, "key"
 export async function queueForKey(
   pass: Pass,
   entry: KeyEntry,
-  job: { workId: Id<"work">; runAt: number; holdsSlot: boolean },
+  job: { workId: Id<"work">; runAt: number; holdsSlot: boolean; priority: StoredPriority },
 ): Promise<void> {
+  const rank = job.holdsSlot ? RANK_HOLDER : waitingRank(job.priority);
   await pass.ctx.db.insert("keyQueue", {
     key: entry.counts.key,
     workId: job.workId,
-    rank: job.holdsSlot ? RANK_HOLDER : RANK_WAITING,
+    rank,
     runAt: job.runAt,
+    priority: job.priority,
   });
   entry.head = undefined;
-  updateKey(entry, { queued: 1 });
+  countQueued(entry, rank, 1);
 }
 
 /** How far before the last started head a head read starts: a queued job's due time is at most
@@ -108,7 +131,8 @@ export const HEAD_MARGIN_MS = 2_000;
 
 /**
  * The first job in the key's queue, if any: a queued retry holding its slot, else the earliest
- * waiting job. The read of waiting jobs starts near the last one started (`headFrom`), not at the
+ * waiting job of the highest priority. Only ranks that hold jobs are read (their counts say which),
+ * and the read of a rank starts near the last one of it started (`headFromByRank`), not at the
  * front of the key's index range: a real deployment keeps the index entries of deleted rows until
  * compaction, and a key that started thousands of queued jobs would walk all of them for each head.
  * Should a queued job ever sort below that start, the read falls back to the front (it is never
@@ -122,7 +146,7 @@ export async function queueHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQu
 /** The queued job of the key that holds its slot, if any (it may start even when the key is full). */
 export async function queueHolder(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
   if (entry.head !== undefined) return entry.head?.rank === RANK_HOLDER ? entry.head : null;
-  if (entry.counts.queued <= 0) return null;
+  if (queuedAt(entry, RANK_HOLDER) <= 0) return null;
   return await pass.ctx.db
     .query("keyQueue")
     .withIndex("by_key", (q) => q.eq("key", entry.counts.key).eq("rank", RANK_HOLDER))
@@ -130,34 +154,42 @@ export async function queueHolder(pass: Pass, entry: KeyEntry): Promise<Doc<"key
 }
 
 async function readHead(pass: Pass, entry: KeyEntry): Promise<Doc<"keyQueue"> | null> {
-  const { key, queued, headFrom } = entry.counts;
+  const { key, queued } = entry.counts;
   if (queued <= 0) return null;
-  const queue = () => pass.ctx.db.query("keyQueue");
   const holder = await queueHolder(pass, entry);
   if (holder !== null) return holder;
-  if (headFrom !== undefined) {
-    const near = await queue()
-      .withIndex("by_key", (q) =>
-        q
-          .eq("key", key)
-          .eq("rank", RANK_WAITING)
-          .gte("runAt", headFrom - HEAD_MARGIN_MS),
-      )
+  for (let rank = RANK_HOLDER + 1; rank < RANKS; rank++) {
+    if (queuedAt(entry, rank) <= 0) continue;
+    const from = entry.counts.headFromByRank?.[rank];
+    const queue = () => pass.ctx.db.query("keyQueue");
+    if (from !== undefined && from !== null) {
+      const near = await queue()
+        .withIndex("by_key", (q) =>
+          q
+            .eq("key", key)
+            .eq("rank", rank)
+            .gte("runAt", from - HEAD_MARGIN_MS),
+        )
+        .first();
+      if (near !== null) return near;
+    }
+    const front = await queue()
+      .withIndex("by_key", (q) => q.eq("key", key).eq("rank", rank))
       .first();
-    if (near !== null) return near;
+    if (front !== null) return front;
   }
-  return await queue()
-    .withIndex("by_key", (q) => q.eq("key", key).eq("rank", RANK_WAITING))
-    .first();
+  return null;
 }
 
 /** Records that the queue's head was started (taken off the queue). */
 export function startedHead(entry: KeyEntry, head: Doc<"keyQueue">): void {
   entry.head = undefined;
-  updateKey(entry, { queued: -1, active: head.rank === RANK_HOLDER ? 0 : 1 });
-  if (head.rank === RANK_WAITING) {
-    entry.counts.headFrom = Math.max(entry.counts.headFrom ?? head.runAt, head.runAt);
-  }
+  countQueued(entry, head.rank, -1);
+  if (head.rank === RANK_HOLDER) return;
+  updateKey(entry, { active: 1 });
+  const byRank = entry.counts.headFromByRank ?? new Array<number | null>(RANKS).fill(null);
+  byRank[head.rank] = Math.max(byRank[head.rank] ?? head.runAt, head.runAt);
+  entry.counts.headFromByRank = byRank;
 }
 
 /** Removes a canceled job from its key's queue; true when it was there. */
@@ -170,7 +202,7 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
   await pass.ctx.db.delete("keyQueue", row._id);
   const entry = await keyEntry(pass, key);
   entry.head = undefined;
-  updateKey(entry, { queued: -1 });
+  countQueued(entry, row.rank, -1);
   return true;
 }
 
@@ -183,17 +215,20 @@ export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> 
  * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
  * head's due time: the start stage takes them like `keyReady` rows, without writing one.
  */
-export async function keysFreedThisPass(
-  pass: Pass,
-): Promise<Array<{ key: string; runAt: number }>> {
-  const freed: Array<{ key: string; runAt: number }> = [];
+export async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
+  const freed: FreedKey[] = [];
   for (const entry of pass.keys.values()) {
     if (!entry.dirty || entry.counts.queued <= 0 || !hasFreeSlot(pass, entry)) continue;
     const head = await queueHead(pass, entry);
-    if (head !== null) freed.push({ key: entry.counts.key, runAt: head.runAt });
+    if (head !== null) {
+      freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
+    }
   }
   return freed.sort((a, b) => a.runAt - b.runAt);
 }
+
+/** A key whose head may start, known to the pass (not listed in `keyReady`). */
+export type FreedKey = { key: string; runAt: number; priority: StoredPriority };
 
 /**
  * Writes back every key the pass changed, and lists in `keyReady` each of them whose queue head may
@@ -228,5 +263,7 @@ async function markReady(pass: Pass, entry: KeyEntry): Promise<void> {
     .first();
   if (listed) return;
   const head = await queueHead(pass, entry);
-  if (head) await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt });
+  if (head) {
+    await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt, priority: head.priority });
+  }
 }

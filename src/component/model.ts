@@ -136,9 +136,21 @@ export const vStatus = v.union(
 );
 export type Status = Infer<typeof vStatus>;
 
-/** Scheduling priority of a job (every job is "normal" until priorities land). */
+/** Scheduling priority of a job: among due jobs that may start, every "high" one starts before any
+ * "normal" one, and "normal" before "low". */
 export const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 export type Priority = Infer<typeof vPriority>;
+/** A priority as rows store it: "normal", the default, is left out (smaller rows on the common
+ * path). */
+export const vStoredPriority = v.optional(v.union(v.literal("high"), v.literal("low")));
+export type StoredPriority = Infer<typeof vStoredPriority>;
+/** The priorities in start order, as stored. */
+export const PRIORITY_LEVELS: readonly StoredPriority[] = ["high", undefined, "low"];
+
+/** How a priority is stored. */
+export function storedPriority(priority: Priority | undefined): StoredPriority {
+  return priority === "normal" ? undefined : priority;
+}
 
 /** What `info` reports: everything the pool knows about a retained job. */
 export const vWorkInfo = v.object({

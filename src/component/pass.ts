@@ -9,20 +9,32 @@ import type { Config } from "./config.js";
 import type { DeliveryItem } from "./deliver.js";
 import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "./logging.js";
+import { PRIORITY_LEVELS, type StoredPriority } from "./model.js";
 import { readFrom } from "./segments.js";
 
 export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
 export type Cursors = NonNullable<LoopState["cursors"]>;
 
-/** The segment a pass reads `table` from (its cursor, less the margin). */
+/** The segment a pass reads `table` from (its cursor, less the margin). `start` is the cursor of
+ * the "normal" level of `pendingStart`, `startHigh` and `startLow` those of the other two. */
 export function tableFrom(pass: Pass, table: keyof Cursors): number {
   return readFrom(pass.state.cursors?.[table]);
+}
+
+/** The start cursor of a priority level. */
+export function startCursorOf(priority: StoredPriority): "start" | "startHigh" | "startLow" {
+  return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
+}
+
+/** Where a read of `pendingStart` across all levels starts: the lowest of the three cursors. */
+export function startTableFrom(pass: Pass): number {
+  return Math.min(...PRIORITY_LEVELS.map((level) => tableFrom(pass, startCursorOf(level))));
 }
 
 /** Records that every row of `table` below `segment` is gone. */
 export function advanceCursor(pass: Pass, table: keyof Cursors, segment: number): void {
   const cursors = pass.state.cursors ?? { start: 0, completion: 0, cancelation: 0 };
-  cursors[table] = Math.max(cursors[table], segment);
+  cursors[table] = Math.max(cursors[table] ?? 0, segment);
   pass.state.cursors = cursors;
 }
 

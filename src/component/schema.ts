@@ -14,6 +14,7 @@ import {
   vOnCompleteSpec,
   vRateLimit,
   vRetryBehavior,
+  vStoredPriority,
 } from "./model.js";
 
 export default defineSchema({
@@ -57,6 +58,8 @@ export default defineSchema({
     deliveryPending: v.optional(v.boolean()),
     /** The job's key (keyState.ts): its jobs share a parallelism limit and start in order. */
     key: v.optional(v.string()),
+    /** "high" or "low"; unset for "normal". Kept by retries and snoozes. */
+    priority: vStoredPriority,
   })
     .index("by_state", ["state.kind", "state.startedAt"])
     .index("by_expiresAt", ["expiresAt"])
@@ -90,9 +93,13 @@ export default defineSchema({
     key: v.optional(v.string()),
     /** True for a keyed job's retry: it kept its key slot through the backoff. */
     holdsSlot: v.optional(v.boolean()),
+    /** The job's priority ("normal" unset): the loop reads each level's due rows in turn. */
+    priority: vStoredPriority,
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])
+    // What the start stage reads: one level at a time, each from its own cursor.
+    .index("by_priority", ["priority", "segment", "runAt"])
     .index("by_workId", ["workId"]),
 
   /**
@@ -125,15 +132,17 @@ export default defineSchema({
   /**
    * Keyed jobs that are due but may not start yet: their key is at its limit, paused, or has jobs
    * ahead of them. One row per job, in the key's start order (`rank`: a retry that holds its slot
-   * first, then by due time, then enqueue order). Written, read and deleted only by the loop: a row
+   * first, then by priority; within a rank by due time, then enqueue order). Written, read and deleted only by the loop: a row
    * is inserted when a due keyed job cannot start, deleted when it starts or is canceled.
    */
   keyQueue: defineTable({
     key: v.string(),
     workId: v.id("work"),
-    /** 0 for a retry that holds its key slot, 1 otherwise. */
+    /** 0 for a retry that holds its key slot; otherwise 1, 2 or 3 for high, normal and low. */
     rank: v.number(),
     runAt: v.number(),
+    /** The job's priority ("normal" unset), for the key's `keyReady` row when it heads the queue. */
+    priority: vStoredPriority,
   })
     .index("by_key", ["key", "rank", "runAt"])
     .index("by_workId", ["workId"]),
@@ -146,8 +155,11 @@ export default defineSchema({
   keyReady: defineTable({
     key: v.string(),
     runAt: v.number(),
+    /** The head's priority ("normal" unset; a slot-holding retry counts as "high"). */
+    priority: vStoredPriority,
   })
     .index("by_runAt", ["runAt"])
+    .index("by_priority", ["priority", "runAt"])
     .index("by_key", ["key"]),
 
   /**
@@ -163,9 +175,11 @@ export default defineSchema({
     running: v.number(),
     /** Rows in `keyQueue`. */
     queued: v.number(),
-    /** The due time of the last queued job started (rank RANK_WAITING): head reads start near it,
-     * past the index entries of the key's started jobs (keyState.ts, `queueHead`). */
-    headFrom: v.optional(v.number()),
+    /** Rows in `keyQueue` by rank (index 0 to 3); unset while the key never queued a job. */
+    queuedByRank: v.optional(v.array(v.number())),
+    /** Per rank, the due time of the last queued job of that rank started: head reads start near
+     * it, past the index entries of the key's started jobs (keyState.ts, `queueHead`). */
+    headFromByRank: v.optional(v.array(v.union(v.number(), v.null()))),
     /** Jobs finished with each result, ever (the ledger counts those swept since). */
     succeeded: v.number(),
     failed: v.number(),
@@ -308,7 +322,14 @@ export default defineSchema({
     /** Per pending table, the lowest segment that may still hold rows: passes read from here (less
      * a margin, see segments.ts), not from the tombstones of every row they ever deleted. */
     cursors: v.optional(
-      v.object({ start: v.number(), completion: v.number(), cancelation: v.number() }),
+      v.object({
+        start: v.number(),
+        completion: v.number(),
+        cancelation: v.number(),
+        /** The start cursors of the "high" and "low" levels (`start` is the "normal" one's). */
+        startHigh: v.optional(v.number()),
+        startLow: v.optional(v.number()),
+      }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so
      * the loop looks for the next expiry above it (past the sweeper's tombstones). */

@@ -8,6 +8,7 @@
 import { internal } from "./_generated/api.js";
 import type { Doc } from "./_generated/dataModel.js";
 import {
+  firstReadyAt,
   hasFreeSlot,
   headMayStart,
   keyEntry,
@@ -17,10 +18,17 @@ import {
   queueHolder,
   startedHead,
   updateKey,
+  type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import { advanceCursor, tableFrom, type Pass } from "./pass.js";
-import { runNumber } from "./model.js";
+import {
+  advanceCursor,
+  startCursorOf,
+  startTableFrom,
+  tableFrom,
+  type Pass,
+} from "./pass.js";
+import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "./model.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
 
@@ -34,53 +42,80 @@ export const START_BATCH = 100;
 type Candidate =
   | { kind: "due"; row: Doc<"pendingStart"> }
   | { kind: "ready"; row: Doc<"keyReady"> }
-  | { kind: "freed"; key: string; runAt: number };
+  | ({ kind: "freed" } & FreedKey);
 
 /** What the start stage tells the loop: whether more may be due already (`more`: it stopped at its
  * batch size with room left), and whether due work waits for the rate limit (`heldByRate`). */
 export type StartOutcome = { more: boolean; heldByRate: boolean };
 
+/** The room a pass has left: starts it may still make, and rows it may still take. */
+type Budget = { capacity: number; taken: number };
+
 /**
- * Starts what is due, within the room the pool (`maxParallelism`, pause) and its rate limit leave.
- *
- * Reads in chunks of at most the free capacity, so a pass that can start three jobs reads about
- * three rows of each list, not a batch; a chunk whose rows went to their keys' queues (started
- * nothing) is followed by another, until the capacity or the batch is used up. The three sources
- * are merged by due time.
+ * Starts what is due, within the room the pool (`maxParallelism`, pause) and its rate limit leave:
+ * the "high" level first, then "normal", then "low", each to its end before the next is read.
  */
 export async function startWork(pass: Pass): Promise<StartOutcome> {
   const poolRoom = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
   const rateRoom = startsAllowed(pass);
   const room = Math.min(poolRoom, rateRoom);
-  let capacity = room;
-  if (capacity <= 0) {
+  if (room <= 0) {
     recordStarts(pass, 0);
     return { more: false, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
   }
   const freed = await keysFreedThisPass(pass);
-  let taken = 0;
+  const budget: Budget = { capacity: room, taken: 0 };
+  let exhausted = true;
+  for (const level of PRIORITY_LEVELS) {
+    exhausted = await startLevel(pass, level, freed, budget);
+    // A level that still has due work keeps every lower one waiting.
+    if (!exhausted) break;
+  }
+  recordStarts(pass, room - budget.capacity);
+  const rateBound = rateRoom < poolRoom && budget.capacity === 0;
+  return {
+    more: budget.capacity > 0 && !exhausted,
+    heldByRate: rateBound && !exhausted && (freed.length > 0 || (await anythingDue(pass))),
+  };
+}
+
+/**
+ * Starts the due work of one priority level: its due rows, its listed keys and its freed keys,
+ * merged by due time. Reads in chunks of at most the free capacity, so a pass that can start three
+ * jobs reads about three rows of each list, not a batch; a chunk whose rows went to their keys'
+ * queues (started nothing) is followed by another, until the budget is used up. Returns true when
+ * the level has nothing left that is due.
+ */
+async function startLevel(
+  pass: Pass,
+  level: StoredPriority,
+  freed: FreedKey[],
+  budget: Budget,
+): Promise<boolean> {
+  const ofLevel = () => freed.findIndex((key) => key.priority === level);
   let exhausted = false;
-  // The lowest segment that may still hold a due pendingStart row when the pass stops.
+  // The lowest segment that may still hold a due pendingStart row of the level when it stops.
   let dueLeftAt: number | undefined;
-  while (capacity > 0 && taken < START_BATCH) {
-    const want = Math.min(capacity, START_BATCH - taken);
-    const due = await readDue(pass, want);
-    const ready = await readReady(pass, want);
+  while (budget.capacity > 0 && budget.taken < START_BATCH) {
+    const want = Math.min(budget.capacity, START_BATCH - budget.taken);
+    const due = await readDue(pass, level, want);
+    const ready = await readReady(pass, level, want);
     const dueFull = due.length === want;
     const readyFull = ready.length === want;
     let d = 0;
     let r = 0;
-    while (capacity > 0 && taken < START_BATCH) {
+    while (budget.capacity > 0 && budget.taken < START_BATCH) {
       // A full list that ran out may continue beyond what was read: read the next chunk first,
       // so the merge stays in due order.
       if ((d === due.length && dueFull) || (r === ready.length && readyFull)) break;
+      const f = ofLevel();
       const next = earliest(
-        freed.length > 0 ? { kind: "freed", ...freed[0] } : undefined,
+        f >= 0 ? { kind: "freed", ...freed[f] } : undefined,
         r < ready.length ? { kind: "ready", row: ready[r] } : undefined,
         d < due.length ? { kind: "due", row: due[d] } : undefined,
       );
       if (next === undefined) break;
-      taken++;
+      budget.taken++;
       let started: boolean;
       if (next.kind === "due") {
         d++;
@@ -89,31 +124,34 @@ export async function startWork(pass: Pass): Promise<StartOutcome> {
         r++;
         started = await startListedKey(pass, next.row);
       } else {
-        freed.shift();
+        freed.splice(f, 1);
         started = await startFreedKey(pass, next.key, freed);
       }
-      if (started) capacity--;
+      if (started) budget.capacity--;
     }
     dueLeftAt = d < due.length ? due[d].segment : dueFull ? due[due.length - 1].segment : undefined;
-    const allTaken = d === due.length && r === ready.length && freed.length === 0;
+    const allTaken = d === due.length && r === ready.length && ofLevel() < 0;
     if (!dueFull && !readyFull && allTaken) {
       exhausted = true;
       break;
     }
   }
-  // pendingStart rows below the first one that may be left are gone.
-  advanceCursor(pass, "start", dueLeftAt ?? pass.segment);
-  recordStarts(pass, room - capacity);
-  const rateBound = rateRoom < poolRoom && capacity === 0;
-  return {
-    more: capacity > 0 && !exhausted,
-    heldByRate: rateBound && !exhausted && (freed.length > 0 || (await anythingDue(pass))),
-  };
+  // The level's pendingStart rows below the first one that may be left are gone.
+  advanceCursor(pass, startCursorOf(level), dueLeftAt ?? pass.segment);
+  return exhausted;
 }
 
-/** True when a pendingStart row or a listed key is due (two single-row reads). */
+/** True when a pendingStart row or a listed key is due, at any level (two single-row reads). */
 async function anythingDue(pass: Pass): Promise<boolean> {
-  return (await readDue(pass, 1)).length > 0 || (await readReady(pass, 1)).length > 0;
+  const due = await pass.ctx.db
+    .query("pendingStart")
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", startTableFrom(pass)).lte("segment", pass.segment),
+    )
+    .first();
+  if (due !== null) return true;
+  const readyAt = await firstReadyAt(pass);
+  return readyAt !== undefined && readyAt <= pass.now;
 }
 
 function runAtOf(candidate: Candidate): number {
@@ -130,21 +168,32 @@ function earliest(...candidates: Array<Candidate | undefined>): Candidate | unde
   return best;
 }
 
-/** Up to `limit` due `pendingStart` rows, in (segment, runAt) order. */
-async function readDue(pass: Pass, limit: number): Promise<Doc<"pendingStart">[]> {
+/** Up to `limit` due `pendingStart` rows of one priority level, in (segment, runAt) order. */
+async function readDue(
+  pass: Pass,
+  level: StoredPriority,
+  limit: number,
+): Promise<Doc<"pendingStart">[]> {
   return await pass.ctx.db
     .query("pendingStart")
-    .withIndex("by_segment", (q) =>
-      q.gte("segment", tableFrom(pass, "start")).lte("segment", pass.segment),
+    .withIndex("by_priority", (q) =>
+      q
+        .eq("priority", level)
+        .gte("segment", tableFrom(pass, startCursorOf(level)))
+        .lte("segment", pass.segment),
     )
     .take(limit);
 }
 
-/** Up to `limit` ready keys whose head is due, in runAt order. */
-async function readReady(pass: Pass, limit: number): Promise<Doc<"keyReady">[]> {
+/** Up to `limit` listed keys of one priority level whose head is due, in runAt order. */
+async function readReady(
+  pass: Pass,
+  level: StoredPriority,
+  limit: number,
+): Promise<Doc<"keyReady">[]> {
   return await pass.ctx.db
     .query("keyReady")
-    .withIndex("by_runAt", (q) => q.lte("runAt", pass.now))
+    .withIndex("by_priority", (q) => q.eq("priority", level).lte("runAt", pass.now))
     .take(limit);
 }
 
@@ -160,7 +209,12 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">): Promise<boolean> 
     ? !entry.paused
     : hasFreeSlot(pass, entry) && entry.counts.queued === 0;
   if (!startNow) {
-    await queueForKey(pass, entry, { workId: row.workId, runAt: row.runAt, holdsSlot });
+    await queueForKey(pass, entry, {
+      workId: row.workId,
+      runAt: row.runAt,
+      holdsSlot,
+      priority: row.priority,
+    });
     return false;
   }
   if (!holdsSlot) updateKey(entry, { active: 1 });
@@ -170,9 +224,9 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">): Promise<boolean> 
 /** A key listed in `keyReady`: starts its head, then moves the row to the next head's due time
  * while that one may start too, or drops it. */
 async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
-  const { started, nextRunAt } = await startHead(pass, ready.key);
-  if (nextRunAt !== undefined) {
-    await pass.ctx.db.patch("keyReady", ready._id, { runAt: nextRunAt });
+  const { started, next } = await startHead(pass, ready.key);
+  if (next !== undefined) {
+    await pass.ctx.db.patch("keyReady", ready._id, next);
   } else {
     await pass.ctx.db.delete("keyReady", ready._id);
   }
@@ -181,28 +235,24 @@ async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boole
 
 /** A key freed in this pass: starts its head, and puts it back among `freed` (in due order) while
  * its next head may start too. */
-async function startFreedKey(
-  pass: Pass,
-  key: string,
-  freed: Array<{ key: string; runAt: number }>,
-): Promise<boolean> {
-  const { started, nextRunAt } = await startHead(pass, key);
-  if (nextRunAt !== undefined) {
-    const at = freed.findIndex((other) => other.runAt > nextRunAt);
-    freed.splice(at === -1 ? freed.length : at, 0, { key, runAt: nextRunAt });
+async function startFreedKey(pass: Pass, key: string, freed: FreedKey[]): Promise<boolean> {
+  const { started, next } = await startHead(pass, key);
+  if (next !== undefined) {
+    const at = freed.findIndex((other) => other.runAt > next.runAt);
+    freed.splice(at === -1 ? freed.length : at, 0, { key, ...next });
   }
   return started;
 }
 
 /**
  * Starts the head of the key's queue if the key may (a head that holds its slot may always, unless
- * the key is paused). Returns whether a job started, and the due time of the next head when that one
- * may start as well.
+ * the key is paused). Returns whether a job started, and the due time and priority of the next head
+ * when that one may start as well.
  */
 async function startHead(
   pass: Pass,
   key: string,
-): Promise<{ started: boolean; nextRunAt?: number }> {
+): Promise<{ started: boolean; next?: { runAt: number; priority: StoredPriority } }> {
   const entry = await keyEntry(pass, key);
   const head = await queueHead(pass, entry);
   if (head === null || !headMayStart(pass, entry, head)) return { started: false };
@@ -213,7 +263,9 @@ async function startHead(
   const next = hasFreeSlot(pass, entry)
     ? await queueHead(pass, entry)
     : await queueHolder(pass, entry);
-  if (next !== null && headMayStart(pass, entry, next)) return { started, nextRunAt: next.runAt };
+  if (next !== null && headMayStart(pass, entry, next)) {
+    return { started, next: { runAt: next.runAt, priority: next.priority } };
+  }
   return { started };
 }
 

@@ -2,7 +2,7 @@
  * Counting what the loop does and reporting it: counters live in `loopState.stats` (written only by
  * the loop), and a report is one structured JSON log line at REPORT level. Never changes job state.
  */
-import { tableFrom, type LoopState, type Pass } from "./pass.js";
+import { startTableFrom, type LoopState, type Pass } from "./pass.js";
 
 /** How often a busy pool logs its report: once a minute is enough to graph, cheap to store. */
 export const REPORT_INTERVAL_MS = 60_000;
@@ -54,7 +54,7 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
   const backlogRows = await pass.ctx.db
     .query("pendingStart")
     .withIndex("by_segment", (q) =>
-      q.gte("segment", tableFrom(pass, "start")).lte("segment", pass.segment),
+      q.gte("segment", startTableFrom(pass)).lte("segment", pass.segment),
     )
     .take(BACKLOG_SCAN_LIMIT);
   const { startLagMsTotal, ...counters } = stats;

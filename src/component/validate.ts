@@ -36,6 +36,15 @@ export function validateRateLimit(
   }
 }
 
+const PRIORITIES = ["high", "normal", "low"];
+
+/** Checks a job's priority. */
+export function validatePriority(value: string, argument = "priority"): void {
+  if (!PRIORITIES.includes(value)) {
+    invalidArgument(argument, 'must be "high", "normal" or "low"', value);
+  }
+}
+
 /** The longest key a job may have: long enough for ids and urls, short enough to index cheaply. */
 export const MAX_KEY_LENGTH = 256;
 

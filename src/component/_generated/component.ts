@@ -118,6 +118,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             excludeKinds?: Array<"success" | "failed" | "canceled">;
             fnHandle: string;
           };
+          priority?: "high" | "normal" | "low";
           retryBehavior?: {
             base: number;
             initialBackoffMs: number;
@@ -152,6 +153,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             excludeKinds?: Array<"success" | "failed" | "canceled">;
             fnHandle: string;
           };
+            priority?: "high" | "normal" | "low";
             retryBehavior?: {
               base: number;
               initialBackoffMs: number;

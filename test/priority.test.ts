@@ -1,0 +1,100 @@
+/**
+ * Priority (section 3 of the API extensions): among due jobs that may start, every "high" one starts
+ * before any "normal" one and "normal" before "low"; within a level, earlier due time first; a retry
+ * keeps its priority; a key's order is priority, then due time.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import { completions, enqueue, info, runUntil, setup } from "./helpers.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Job keys in the order their first attempts started. */
+function startOrder(): string[] {
+  return [...probe.starts.entries()].sort((a, b) => a[1][0] - b[1][0]).map(([key]) => key);
+}
+
+describe("priority", () => {
+  it("starts every high job before any normal one, and normal before low", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1 };
+    // The one slot is busy while the rest arrive, so they are all due together.
+    await enqueue(t, "action", [{ key: "first", ms: 500 }], { poolOptions });
+    await runUntil(t, () => probe.running === 1);
+    for (const priority of ["low", "normal", "high"] as const) {
+      const jobs = [0, 1, 2].map((i) => ({ key: `${priority}${i}`, ms: 10 }));
+      await enqueue(t, "action", jobs, { poolOptions, options: { priority } });
+    }
+    await runUntil(t, async () => (await completions(t)).length === 10, 10_000);
+    expect(startOrder()).toEqual([
+      "first",
+      ...["high0", "high1", "high2", "normal0", "normal1", "normal2", "low0", "low1", "low2"],
+    ]);
+  });
+
+  it("within a level, starts the job due first", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1 };
+    await enqueue(t, "action", [{ key: "first", ms: 2000 }], { poolOptions });
+    await runUntil(t, () => probe.running === 1);
+    const high = { poolOptions, options: { priority: "high" } };
+    await enqueue(t, "action", [{ key: "later", ms: 10 }], {
+      ...high,
+      options: { ...high.options, runAfter: 1000 },
+    });
+    await enqueue(t, "action", [{ key: "sooner", ms: 10 }], {
+      ...high,
+      options: { ...high.options, runAfter: 500 },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 3, 10_000);
+    expect(startOrder()).toEqual(["first", "sooner", "later"]);
+  });
+
+  it("a retry keeps its priority: it goes before the normal backlog", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1 };
+    await enqueue(t, "action", [{ key: "urgent", ms: 10, failTimes: 1 }], {
+      poolOptions,
+      options: { priority: "high", retry: { maxAttempts: 2, initialBackoffMs: 50, base: 2 } },
+    });
+    const backlog = Array.from({ length: 5 }, (_, i) => ({ key: `n${i}`, ms: 200 }));
+    await enqueue(t, "action", backlog, { poolOptions });
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000);
+    // The retry became due while n0 ran, and started before n1.
+    const [, retryAt] = probe.starts.get("urgent")!;
+    expect(retryAt).toBeLessThan(probe.starts.get("n1")![0]);
+    expect(probe.starts.get("n0")![0]).toBeLessThan(retryAt);
+  });
+
+  it("orders a key's jobs by priority, then due time", async () => {
+    const t = setup();
+    const keyed = (priority: string) => ({ options: { key: "k", priority } });
+    await enqueue(t, "action", [{ key: "k:0", ms: 500 }], keyed("normal"));
+    await runUntil(t, () => probe.running === 1);
+    await enqueue(t, "action", [{ key: "k:low", ms: 10 }], keyed("low"));
+    await enqueue(t, "action", [{ key: "k:normal", ms: 10 }], keyed("normal"));
+    await enqueue(t, "action", [{ key: "k:high", ms: 10 }], keyed("high"));
+    await runUntil(t, async () => (await completions(t)).length === 4, 10_000);
+    expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:high", "k:normal", "k:low"]);
+  });
+
+  it("a high job is not held back by a low backlog of a thousand", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 5 };
+    const lows = Array.from({ length: 1000 }, (_, i) => ({ key: `low${i}`, ms: 100 }));
+    await enqueue(t, "action", lows, { poolOptions, options: { priority: "low" }, batch: true });
+    await runUntil(t, () => probe.running === 5);
+    const [id] = await enqueue(t, "action", [{ key: "vip", ms: 10 }], {
+      poolOptions,
+      options: { priority: "high" },
+    });
+    expect(await info(t, id)).toMatchObject({ priority: "high", state: "pending" });
+    await runUntil(t, () => probe.attempts.has("vip"), 2000);
+    // It took the first slot that freed: only the five lows running when it came started before.
+    const before = startOrder().indexOf("vip");
+    expect(before).toBeLessThanOrEqual(10);
+  });
+});
