@@ -7,13 +7,7 @@ import { v, type Infer } from "convex/values";
 import type { Id } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import {
-  storedPriority,
-  vFnType,
-  vOnCompleteSpec,
-  vPriority,
-  vRetryBehavior,
-} from "./model.js";
+import { storedPriority, vFnType, vOnCompleteSpec, vPriority, vRetryBehavior } from "./model.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { dueSegment } from "./segments.js";
 import {

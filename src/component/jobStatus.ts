@@ -5,13 +5,7 @@
 import type { Doc, Id } from "./_generated/dataModel.js";
 import type { DatabaseReader } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import {
-  assertNever,
-  type Priority,
-  type RunResult,
-  type Status,
-  type WorkInfo,
-} from "./model.js";
+import { assertNever, type Priority, type RunResult, type Status, type WorkInfo } from "./model.js";
 
 /** Parses a WorkId given by a caller; a malformed one is an invalid argument. */
 export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id<"work"> {

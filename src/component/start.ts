@@ -21,13 +21,7 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import {
-  advanceCursor,
-  startCursorOf,
-  startTableFrom,
-  tableFrom,
-  type Pass,
-} from "./pass.js";
+import { advanceCursor, startCursorOf, startTableFrom, tableFrom, type Pass } from "./pass.js";
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "./model.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
