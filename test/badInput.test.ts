@@ -337,6 +337,33 @@ function clientCases(): Case[] {
         names: named(`${prefix}key`),
       });
     }
+    if (batch) {
+      cases.push({
+        name: `${label}: a dedupeKey (batches do not dedupe)`,
+        call: enqueueCall({ dedupeKey: "doc-1" }),
+        names: named("dedupeKey"),
+      });
+    } else {
+      for (const [what, dedupeKey] of KEY_CASES) {
+        cases.push({
+          name: `${label}: dedupeKey ${what}`,
+          call: enqueueCall({ dedupeKey }),
+          names: named("dedupeKey"),
+        });
+      }
+      cases.push(
+        {
+          name: `${label}: onDuplicate without a dedupeKey`,
+          call: enqueueCall({ onDuplicate: "replace" }),
+          names: named("onDuplicate"),
+        },
+        {
+          name: `${label}: onDuplicate neither keep nor replace`,
+          call: enqueueCall({ dedupeKey: "doc-1", onDuplicate: "merge" }),
+          names: named("onDuplicate"),
+        },
+      );
+    }
     for (const priority of ["urgent", "HIGH", 1]) {
       cases.push({
         name: `${label}: priority ${JSON.stringify(priority)}`,
@@ -1020,7 +1047,7 @@ beforeAll(async () => {
   });
   await enqueue(t, "action", [{ key: "later" }], {
     poolOptions,
-    options: { runAfter: 3_600_000, context: { big: "c".repeat(10_000) } },
+    options: { runAfter: 3_600_000, context: { big: "c".repeat(10_000) }, dedupeKey: "seeded" },
   });
   // Step 1 ms at a time: the loop takes a completion soon after the worker reports it.
   const pendingCompletion = async () =>

@@ -78,6 +78,7 @@ export const PER_JOB_TABLES = [
   "pendingStart",
   "pendingCompletion",
   "pendingCancelation",
+  "dedupe",
 ] as const;
 
 /** Every table of the component: the per-job tables and the singletons. */

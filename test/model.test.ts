@@ -61,6 +61,8 @@ type JobSpec = {
   /** The job's pool key, if any. */
   poolKey: string | undefined;
   priority: "high" | "normal" | "low" | undefined;
+  /** A dedupe key (single enqueues only) and whether a duplicate replaces the waiting job's args. */
+  dedupe: { key: string; replace: boolean } | undefined;
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
@@ -104,7 +106,22 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
     "normal" as const,
     "low" as const,
   ),
+  dedupe: fc.option(fc.record({ key: fc.constantFrom("d1", "d2"), replace: fc.boolean() }), {
+    nil: undefined,
+    freq: 3,
+  }),
 });
+
+/** The job's behavior, as its function's arguments (without its name). */
+function behaviorOf(spec: JobSpec) {
+  return {
+    ms: spec.kind === "action" ? spec.ms : 0,
+    failTimes: spec.failTimes,
+    nonRetryable: spec.nonRetryable,
+    snoozeTimes: spec.snoozeTimes,
+    snoozeMs: spec.snoozeMs,
+  };
+}
 
 /** The onComplete handler a job gets: the plain recorder, or one of test/app/heavy.ts's. */
 type Handler = "plain" | "heavyReads" | "heavyWrites" | "throws";
@@ -221,7 +238,15 @@ function maxAttemptsOf(job: ModelJob): number {
   return job.kind === "action" && job.retry ? MAX_ATTEMPTS : 1;
 }
 
-const totals = { programs: 0, operations: 0, jobs: 0, failingJobs: 0, runnerDeaths: 0, cancels: 0 };
+const totals = {
+  programs: 0,
+  operations: 0,
+  jobs: 0,
+  failingJobs: 0,
+  runnerDeaths: 0,
+  cancels: 0,
+  duplicates: 0,
+};
 
 afterEach(() => {
   vi.useRealTimers();
@@ -234,7 +259,7 @@ afterAll(() => {
   console.log(
     `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
       `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
-      `${totals.cancels} cancels`,
+      `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues`,
   );
 });
 
@@ -265,6 +290,21 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
   const pausedKeys = new Set<string>();
   let poolPaused = false;
   const usedKeys = new Set<string>();
+  // The latest job enqueued with each dedupe key.
+  const dedupeLatest = new Map<string, ModelJob>();
+  /** True while the job is pending and never started (no attempt, no snooze). */
+  const neverStarted = async (job: ModelJob) => {
+    const row = await inComponent(t, async (ctx) => await ctx.db.get(job.id));
+    return row?.state.kind === "pending" && row.attempts === 0 && !row.snoozes;
+  };
+  /** True while the job waits in pendingStart (not yet in its key's queue). */
+  const inPendingStart = async (job: ModelJob) =>
+    (await inComponent(t, async (ctx) =>
+      ctx.db
+        .query("pendingStart")
+        .withIndex("by_workId", (q: any) => q.eq("workId", job.id))
+        .first(),
+    )) !== null;
   const workRows = async () =>
     (await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[];
   totals.programs++;
@@ -342,6 +382,42 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
         totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
         {
           for (const spec of step.jobs) {
+            // A duplicate of a job still waiting for its first start: the same job comes back.
+            const dedupe = step.batch ? undefined : spec.dedupe;
+            const latest = dedupe && dedupeLatest.get(dedupe.key);
+            const waiting =
+              latest !== undefined && !latest.canceled && (await neverStarted(latest));
+            if (dedupe && latest && waiting) {
+              const stillDelayed = await inPendingStart(latest);
+              const [id] = await t.mutation(anyApi.pool.enqueue, {
+                kind: spec.kind,
+                argsList: [{ ...behaviorOf(spec), key: latest.key }],
+                poolOptions: poolOptions(),
+                options: {
+                  dedupeKey: dedupe.key,
+                  onDuplicate: dedupe.replace ? "replace" : "keep",
+                  context: { key: latest.key, ...HEAVY_CONTEXT[spec.handler] },
+                  ...(spec.delayMs !== undefined ? { runAfter: spec.delayMs } : {}),
+                },
+                ...(spec.withOnComplete
+                  ? { onComplete: spec.handler === "plain" ? "onComplete" : "heavy.onComplete" }
+                  : {}),
+              });
+              expect(id, `a duplicate of ${latest.key}`).toBe(latest.id);
+              totals.duplicates++;
+              if (dedupe.replace) {
+                Object.assign(latest, behaviorOf(spec));
+                if (latest.kind !== "action") latest.ms = 0;
+                if (spec.withOnComplete) {
+                  latest.withOnComplete = true;
+                  latest.handler = spec.handler;
+                }
+                if (spec.delayMs !== undefined && stillDelayed) {
+                  latest.dueAt = Date.now() + spec.delayMs;
+                }
+              }
+              continue;
+            }
             const seq = n++;
             const key = spec.poolKey === undefined ? `k${seq}` : `${spec.poolKey}:k${seq}`;
             const options: Record<string, unknown> = {
@@ -352,6 +428,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
             }
             if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
             if (spec.priority !== undefined) options.priority = spec.priority;
+            if (dedupe) options.dedupeKey = dedupe.key;
             if (spec.poolKey !== undefined) {
               options.key = spec.poolKey;
               usedKeys.add(spec.poolKey);
@@ -359,16 +436,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
             const dueAt = Date.now() + (spec.delayMs ?? 0);
             const [id] = await t.mutation(anyApi.pool.enqueue, {
               kind: spec.kind,
-              argsList: [
-                {
-                  key,
-                  ms: spec.kind === "action" ? spec.ms : 0,
-                  failTimes: spec.failTimes,
-                  nonRetryable: spec.nonRetryable,
-                  snoozeTimes: spec.snoozeTimes,
-                  snoozeMs: spec.snoozeMs,
-                },
-              ],
+              argsList: [{ key, ...behaviorOf(spec) }],
               batch: step.batch,
               poolOptions: poolOptions(),
               options,
@@ -376,7 +444,9 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
                 ? { onComplete: spec.handler === "plain" ? "onComplete" : "heavy.onComplete" }
                 : {}),
             });
-            jobs.push({ ...spec, id, key, canceled: false, killed: false, dueAt, seq });
+            const job: ModelJob = { ...spec, id, key, canceled: false, killed: false, dueAt, seq };
+            jobs.push(job);
+            if (dedupe) dedupeLatest.set(dedupe.key, job);
           }
         }
         break;

@@ -227,6 +227,12 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   /** Among due jobs that may start, every "high" one starts before any "normal" one, and "normal"
    * before "low" (within a level, earlier due time first); a retry keeps it. Default "normal". */
   priority?: Priority;
+  /** While a job enqueued with this key (1 to 256 characters) waits for its first start, another
+   * enqueue with it creates nothing and returns that job's id. Not for batch methods. */
+  dedupeKey?: string;
+  /** With `dedupeKey`: "keep" (default) leaves the waiting job as it is; "replace" gives it the new
+   * args, and the new context, onComplete and due time when given. */
+  onDuplicate?: "keep" | "replace";
 } & (
   | { /** When the job may start (ms since epoch). */ runAt?: number; runAfter?: never }
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }
@@ -325,6 +331,13 @@ export async function enqueueBatch<
     invalidArgument("fnArgsArray", "must be an array of argument objects", fnArgsArray);
   }
   if (fnArgsArray.length === 0) return [];
+  if (options?.dedupeKey !== undefined) {
+    invalidArgument(
+      "dedupeKey",
+      "batches do not dedupe: enqueue such jobs one at a time",
+      options.dedupeKey,
+    );
+  }
   return await enqueueJobs(component, ctx, fnType, fn, fnArgsArray, options);
 }
 
@@ -390,6 +403,8 @@ async function enqueueJobs(
     statusTtlMs: opts.statusTtl,
     key: opts.key,
     priority: opts.priority,
+    dedupeKey: opts.dedupeKey,
+    onDuplicate: opts.onDuplicate,
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();

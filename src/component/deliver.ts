@@ -17,6 +17,7 @@ import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { errorMessage } from "./errors.js";
 import { createLogger, type Logger } from "./logging.js";
+import { forgetDedupeKeys } from "./dedupe.js";
 import { countSwept } from "./sweep.js";
 import { vResult, type RunResult } from "./model.js";
 import type { Pass } from "./pass.js";
@@ -174,6 +175,7 @@ async function cleanUp(ctx: MutationCtx, item: DeliveryItem) {
     if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
     await ctx.db.delete("work", work._id);
     await countSwept(ctx, [work]);
+    await forgetDedupeKeys(ctx, [work]);
     return;
   }
   await ctx.db.patch("work", item.workId, { payloadId: undefined, deliveryPending: undefined });

@@ -48,6 +48,12 @@ export const vEnqueueItem = v.object({
   key: v.optional(v.string()),
   /** "high", "normal" (the default) or "low": the order in which due jobs start. */
   priority: v.optional(vPriority),
+  /** While a job enqueued with this key waits for its first start, an enqueue with it creates
+   * nothing and returns that job (dedupe.ts). Not in batches. */
+  dedupeKey: v.optional(v.string()),
+  /** "keep" (the default): leave the waiting job as it is; "replace": give it the new args (and
+   * context, onComplete and due time when given). */
+  onDuplicate: v.optional(v.union(v.literal("keep"), v.literal("replace"))),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -70,6 +76,15 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
   validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
   if (item.key !== undefined) validateKey(item.key, `${prefix}key`);
   if (item.priority !== undefined) validatePriority(item.priority, `${prefix}priority`);
+  if (item.dedupeKey !== undefined) validateKey(item.dedupeKey, `${prefix}dedupeKey`);
+  if (item.onDuplicate !== undefined) {
+    if (item.dedupeKey === undefined) {
+      invalidArgument(`${prefix}onDuplicate`, "needs a dedupeKey", item.onDuplicate);
+    }
+    if (item.onDuplicate !== "keep" && item.onDuplicate !== "replace") {
+      invalidArgument(`${prefix}onDuplicate`, 'must be "keep" or "replace"', item.onDuplicate);
+    }
+  }
   const runAt = resolveRunAt(item, now, prefix);
   const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
   if (size > MAX_PAYLOAD_BYTES) {
@@ -115,6 +130,7 @@ export async function insertJob(
     state: { kind: "pending" },
     key: item.key,
     priority: storedPriority(item.priority),
+    dedupeKey: item.dedupeKey,
   });
   await ctx.db.insert("pendingStart", {
     workId,

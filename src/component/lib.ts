@@ -28,6 +28,7 @@ import {
   type LogLevel,
 } from "./model.js";
 import { dueSegment } from "./segments.js";
+import { findDuplicate, rememberDedupeKey, replaceJob } from "./dedupe.js";
 import { validateKey } from "./validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -45,9 +46,23 @@ export const enqueue = mutation({
     validateConfigUpdate(config, "config.");
     const checked = validateEnqueueItem(item, now);
     await applyConfig(ctx, config);
+    if (item.dedupeKey !== undefined) {
+      const waiting = await findDuplicate(ctx, item.dedupeKey);
+      if (waiting !== null) {
+        if (item.onDuplicate === "replace") {
+          const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
+          const segment = newDueTime
+            ? await claimSegment(ctx, dueSegment(checked.runAt))
+            : undefined;
+          await replaceJob(ctx, waiting, item, checked, now, segment);
+        }
+        return waiting._id;
+      }
+    }
     const segment = await claimSegment(ctx, dueSegment(checked.runAt));
     const workId = await insertJob(ctx, item, checked, now, segment);
     await countEnqueues(ctx, [item]);
+    if (item.dedupeKey !== undefined) await rememberDedupeKey(ctx, item.dedupeKey, workId);
     return workId;
   },
 });
@@ -61,7 +76,16 @@ export const enqueueBatch = mutation({
       invalidArgument("items", `at most ${MAX_ENQUEUE_BATCH} jobs per call`, items.length);
     }
     validateConfigUpdate(config, "config.");
-    const checked = items.map((item, i) => validateEnqueueItem(item, now, `items[${i}].`));
+    const checked = items.map((item, i) => {
+      if (item.dedupeKey !== undefined) {
+        invalidArgument(
+          `items[${i}].dedupeKey`,
+          "batches do not dedupe: enqueue such jobs one at a time",
+          item.dedupeKey,
+        );
+      }
+      return validateEnqueueItem(item, now, `items[${i}].`);
+    });
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
     const segment = await claimSegment(ctx, dueSegment(Math.min(...checked.map((c) => c.runAt))));

@@ -60,6 +60,8 @@ export default defineSchema({
     key: v.optional(v.string()),
     /** "high" or "low"; unset for "normal". Kept by retries and snoozes. */
     priority: vStoredPriority,
+    /** The dedupe key it was enqueued with (dedupe.ts), so that deleting it can drop its row. */
+    dedupeKey: v.optional(v.string()),
   })
     .index("by_state", ["state.kind", "state.startedAt"])
     .index("by_expiresAt", ["expiresAt"])
@@ -127,7 +129,21 @@ export default defineSchema({
   pendingCancelation: defineTable({
     workId: v.id("work"),
     segment: v.number(),
-  }).index("by_segment", ["segment"]),
+  })
+    .index("by_segment", ["segment"])
+    // A dedupe lookup asks whether its job was asked to cancel (dedupe.ts).
+    .index("by_workId", ["workId"]),
+
+  /**
+   * Dedupe keys: one row per key, pointing at the latest job enqueued with it. Written (inserted or
+   * patched) and read only by enqueues with that key, so a lookup conflicts with nothing else; the
+   * loop never touches it. Deleted with the job it points at, by whoever deletes that job (the
+   * sweeper, or delivery).
+   */
+  dedupe: defineTable({
+    dedupeKey: v.string(),
+    workId: v.id("work"),
+  }).index("by_dedupeKey", ["dedupeKey"]),
 
   /**
    * Keyed jobs that are due but may not start yet: their key is at its limit, paused, or has jobs

@@ -10,6 +10,7 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
 import type { Doc } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
+import { forgetDedupeKeys } from "./dedupe.js";
 import type { Pass } from "./pass.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
@@ -50,6 +51,7 @@ export const sweep = internalMutation({
       swept.push(work);
     }
     await countSwept(ctx, swept);
+    await forgetDedupeKeys(ctx, swept);
     if (next === undefined && expired.length === SWEEP_BATCH) {
       next = expired[expired.length - 1].expiresAt;
     }

@@ -11,6 +11,7 @@
 import type * as cancel from "../cancel.js";
 import type * as complete from "../complete.js";
 import type * as config from "../config.js";
+import type * as dedupe from "../dedupe.js";
 import type * as deliver from "../deliver.js";
 import type * as enqueue from "../enqueue.js";
 import type * as errors from "../errors.js";
@@ -46,6 +47,7 @@ const fullApi: ApiFromModules<{
   cancel: typeof cancel;
   complete: typeof complete;
   config: typeof config;
+  dedupe: typeof dedupe;
   deliver: typeof deliver;
   enqueue: typeof enqueue;
   errors: typeof errors;

@@ -108,6 +108,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
           };
+          dedupeKey?: string;
           fnArgs: any;
           fnHandle: string;
           fnName: string;
@@ -118,6 +119,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             excludeKinds?: Array<"success" | "failed" | "canceled">;
             fnHandle: string;
           };
+          onDuplicate?: "keep" | "replace";
           priority?: "high" | "normal" | "low";
           retryBehavior?: {
             base: number;
@@ -143,6 +145,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             rateLimit?: null | { periodMs: number; starts: number };
           };
           items: Array<{
+            dedupeKey?: string;
             fnArgs: any;
             fnHandle: string;
             fnName: string;
@@ -152,7 +155,8 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
             fnHandle: string;
-          };
+            };
+            onDuplicate?: "keep" | "replace";
             priority?: "high" | "normal" | "low";
             retryBehavior?: {
               base: number;

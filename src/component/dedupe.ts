@@ -1,0 +1,104 @@
+/**
+ * Dedupe (debounce): an enqueue with a `dedupeKey` whose job is still waiting for its first start
+ * creates nothing and returns that job (with `onDuplicate: "replace"`, after giving it the new
+ * args, and the new context, onComplete and due time when the enqueue gives them). Owns the
+ * `dedupe` table: one row per key, pointing at the key's latest job. Only enqueue and whoever
+ * deletes finished jobs call this; the loop never reads or writes that table, so a dedupe lookup
+ * conflicts only with enqueues of the same key (and "replace" with the loop only on that one job).
+ */
+import type { Doc, Id } from "./_generated/dataModel.js";
+import type { MutationCtx } from "./_generated/server.js";
+import type { CheckedItem, EnqueueItem } from "./enqueue.js";
+import { isLarge, valueSizeBytes } from "./payloads.js";
+import { dueSegment } from "./segments.js";
+
+/** The job `dedupeKey` points at, if it is pending and has never started, nor been asked to
+ * cancel: the job an enqueue with that key dedupes into. */
+export async function findDuplicate(
+  ctx: MutationCtx,
+  dedupeKey: string,
+): Promise<Doc<"work"> | null> {
+  const row = await ctx.db
+    .query("dedupe")
+    .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", dedupeKey))
+    .first();
+  if (row === null) return null;
+  const work = await ctx.db.get("work", row.workId);
+  if (work === null || work.state.kind !== "pending") return null;
+  if (work.attempts > 0 || (work.snoozes ?? 0) > 0) return null;
+  const cancel = await ctx.db
+    .query("pendingCancelation")
+    .withIndex("by_workId", (q) => q.eq("workId", work._id))
+    .first();
+  return cancel === null ? work : null;
+}
+
+/** Points `dedupeKey` at a job just enqueued with it. */
+export async function rememberDedupeKey(
+  ctx: MutationCtx,
+  dedupeKey: string,
+  workId: Id<"work">,
+): Promise<void> {
+  const row = await ctx.db
+    .query("dedupe")
+    .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", dedupeKey))
+    .first();
+  if (row) await ctx.db.patch("dedupe", row._id, { workId });
+  else await ctx.db.insert("dedupe", { dedupeKey, workId });
+}
+
+/**
+ * Gives a waiting job what a duplicate enqueue brought: its args always; its context, onComplete
+ * and due time when given. A due time moves the job's pendingStart row to `segment` (from
+ * `claimSegment`) or later. A keyed job that already waits in its key's queue is past its due time
+ * and keeps its place there (the key's queue is the loop's).
+ */
+export async function replaceJob(
+  ctx: MutationCtx,
+  work: Doc<"work">,
+  item: EnqueueItem,
+  { runAt }: CheckedItem,
+  now: number,
+  segment: number | undefined,
+): Promise<void> {
+  const payload = work.payloadId ? await ctx.db.get("payloads", work.payloadId) : null;
+  const oldContext = payload ? payload.context : work.onComplete?.context;
+  const context = item.onComplete?.context !== undefined ? item.onComplete.context : oldContext;
+  const onComplete = item.onComplete ?? work.onComplete;
+  if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
+  const large = isLarge(valueSizeBytes(item.fnArgs) + valueSizeBytes(context));
+  const payloadId = large
+    ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context })
+    : undefined;
+  await ctx.db.patch("work", work._id, {
+    fnArgs: large ? undefined : item.fnArgs,
+    payloadId,
+    onComplete: onComplete && {
+      fnHandle: onComplete.fnHandle,
+      context: large ? undefined : context,
+      excludeKinds: onComplete.excludeKinds,
+    },
+  });
+  if (segment === undefined) return;
+  const start = await ctx.db
+    .query("pendingStart")
+    .withIndex("by_workId", (q) => q.eq("workId", work._id))
+    .first();
+  if (start === null) return;
+  await ctx.db.patch("pendingStart", start._id, {
+    runAt: Math.max(runAt, now),
+    segment: Math.max(segment, dueSegment(runAt)),
+  });
+}
+
+/** Drops the dedupe rows that point at jobs being deleted (by the sweeper, or by delivery). */
+export async function forgetDedupeKeys(ctx: MutationCtx, deleted: Doc<"work">[]): Promise<void> {
+  for (const work of deleted) {
+    if (work.dedupeKey === undefined) continue;
+    const row = await ctx.db
+      .query("dedupe")
+      .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", work.dedupeKey!))
+      .first();
+    if (row !== null && row.workId === work._id) await ctx.db.delete("dedupe", row._id);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Dedupe (section 4 of the API extensions): while a job enqueued with a `dedupeKey` waits for its
+ * first start, another enqueue with that key creates nothing and returns it ("keep"), or gives it
+ * the new args, and the new context, onComplete and due time when given ("replace").
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import {
+  callPool,
+  completions,
+  componentRows,
+  enqueue,
+  inComponent,
+  runFor,
+  runUntil,
+  setup,
+  type T,
+} from "./helpers.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/** Enqueues one action with `dedupeKey` "doc-1" and the given options; returns its id. */
+async function enqueueDeduped(
+  t: T,
+  args: Record<string, unknown>,
+  options: object = {},
+): Promise<string> {
+  const [id] = await enqueue(t, "action", [args], {
+    options: { dedupeKey: "doc-1", ...options },
+  });
+  return id;
+}
+
+describe("dedupe", () => {
+  it("returns the waiting job and creates nothing (keep)", async () => {
+    const t = setup();
+    const first = await enqueueDeduped(t, { key: "a", value: 1 }, { runAfter: 1000 });
+    const again = await enqueueDeduped(t, { key: "a", value: 2 });
+    expect(again).toBe(first);
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    await runFor(t, 2000);
+    const all = await completions(t);
+    expect(all.map((c) => [c.workId, c.result.returnValue])).toEqual([[first, 1]]);
+    expect(probe.attempts.get("a")).toBe(1);
+  });
+
+  it("replace gives the waiting job the new args, and the new due time when given", async () => {
+    const t = setup();
+    const first = await enqueueDeduped(t, { key: "a", value: 1 }, { runAfter: 60_000 });
+    const again = await enqueueDeduped(
+      t,
+      { key: "a", value: 2 },
+      { onDuplicate: "replace", runAfter: 100 },
+    );
+    expect(again).toBe(first);
+    await runFor(t, 1000);
+    const all = await completions(t);
+    expect(all.map((c) => [c.workId, c.result.returnValue])).toEqual([[first, 2]]);
+  });
+
+  it("replace keeps the context and due time the new enqueue does not give", async () => {
+    const t = setup();
+    await enqueueDeduped(t, { key: "a", value: 1 }, { runAfter: 2000, context: { n: 1 } });
+    await enqueueDeduped(t, { key: "a", value: 2 }, { onDuplicate: "replace" });
+    await runFor(t, 1500);
+    expect(await completions(t)).toEqual([]);
+    await runFor(t, 1000);
+    const [done] = await completions(t);
+    expect(done.context).toEqual({ n: 1 });
+    expect(done.result.returnValue).toBe(2);
+    // And takes a new one when given.
+    await enqueueDeduped(t, { key: "b" }, { runAfter: 500, context: { n: 1 } });
+    await enqueueDeduped(t, { key: "b" }, { onDuplicate: "replace", context: { n: 2 } });
+    await runFor(t, 1000);
+    expect((await completions(t)).map((c) => c.context)).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("replace moves large args into and out of a payload row", async () => {
+    const t = setup();
+    const big = "x".repeat(20_000);
+    await enqueueDeduped(t, { key: "a", value: big }, { runAfter: 1000 });
+    expect((await componentRows(t)).payloads).toHaveLength(1);
+    await enqueueDeduped(t, { key: "a", value: "small" }, { onDuplicate: "replace" });
+    expect((await componentRows(t)).payloads).toHaveLength(0);
+    await runFor(t, 2000);
+    expect((await completions(t))[0].result.returnValue).toBe("small");
+  });
+
+  it("once the job has started, the next enqueue creates a new job", async () => {
+    const t = setup();
+    const first = await enqueueDeduped(t, { key: "a", ms: 1000 });
+    await runUntil(t, () => probe.running === 1);
+    const second = await enqueueDeduped(t, { key: "b" });
+    expect(second).not.toBe(first);
+    await runFor(t, 3000);
+    expect((await completions(t)).map((c) => c.workId).sort()).toEqual([first, second].sort());
+  });
+
+  it("a job asked to cancel is not deduped into: the enqueue creates a job", async () => {
+    const t = setup();
+    const first = await enqueueDeduped(t, { key: "a" }, { runAfter: 5000 });
+    await callPool(t, "cancel", [first]);
+    const second = await enqueueDeduped(t, { key: "b" });
+    expect(second).not.toBe(first);
+    await runFor(t, 1000);
+    const kinds = Object.fromEntries((await completions(t)).map((c) => [c.workId, c.result.kind]));
+    expect(kinds).toEqual({ [first]: "canceled", [second]: "success" });
+  });
+
+  it("forgets the key with its job: no dedupe row outlives the job's status", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "a" }], {
+      options: { dedupeKey: "doc-1" },
+      poolOptions: { statusTtl: 1000 },
+    });
+    await runFor(t, 500);
+    expect(
+      await inComponent(t, async (ctx) => await ctx.db.query("dedupe").collect()),
+    ).toHaveLength(1);
+    await runFor(t, 30_000, 100);
+    expect(await inComponent(t, async (ctx) => await ctx.db.query("dedupe").collect())).toEqual([]);
+  });
+});
