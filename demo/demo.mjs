@@ -53,6 +53,20 @@ const flags = {
     max: 100_000,
     help: "give email i the pool key k<i mod keys>: one at a time per key",
   },
+  "priority-mix": {
+    env: "DEMO_PRIORITY_MIX",
+    def: undefined,
+    shownDef: "off",
+    bool: true,
+    help: "send every 10th email high, every 3rd low, the rest normal; report lag per priority",
+  },
+  rate: {
+    env: "DEMO_RATE",
+    def: undefined,
+    shownDef: "none",
+    rate: true,
+    help: "rate-limit emailPool to N starts per period, e.g. 20/1s, 100/1m, 5/500ms",
+  },
   out: {
     env: "DEMO_OUT",
     def: undefined, // chosen by the workload, from the other flags:
@@ -67,10 +81,10 @@ function usage() {
   const lines = ["usage: npm run demo -- [flags]", ""];
   for (const [name, f] of Object.entries(flags)) {
     lines.push(
-      `  --${(f.path ? `${name} <path>` : name).padEnd(13)} ${f.help} (default ${f.shownDef ?? f.def})`,
+      `  --${(f.path ? `${name} <path>` : f.rate ? `${name} N/period` : name).padEnd(15)} ${f.help} (default ${f.shownDef ?? f.def})`,
     );
   }
-  lines.push("  --help          show this message");
+  lines.push("  --help            show this message");
   return lines.join("\n") + "\n";
 }
 
@@ -89,9 +103,30 @@ for (let i = 0; i < argv.length; i++) {
   }
   const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
   if (!m || !(m[1] in flags)) fail(`unknown argument ${JSON.stringify(arg)}`);
+  if (flags[m[1]].bool) {
+    if (m[2] !== undefined) fail(`--${m[1]} takes no value, got ${JSON.stringify(m[2])}`);
+    values[m[1]] = "1";
+    continue;
+  }
   const value = m[2] ?? argv[++i];
   if (value === undefined) fail(`--${m[1]} needs a value`);
   values[m[1]] = value;
+}
+
+/** Units a --rate period may be given in, in ms. */
+const PERIOD_UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "N/period" (e.g. 20/1s, 100/1m, 5/500ms, or a period in ms: 20/1000) as "starts,periodMs". */
+function rateLimitOf(value) {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(value);
+  const starts = m ? Number(m[1]) : NaN;
+  const periodMs = m ? Number(m[2]) * PERIOD_UNITS[m[3] ?? "ms"] : NaN;
+  if (!(starts >= 1 && periodMs >= 1 && Number.isSafeInteger(starts * periodMs))) {
+    fail(
+      `--rate must be N/period with whole numbers ≥ 1 and a unit of ms, s, m or h (e.g. 20/1s), got ${JSON.stringify(value)}`,
+    );
+  }
+  return `${starts},${periodMs}`;
 }
 
 /** An --out path, from where `npm run demo` was started; the default is left to the workload. */
@@ -109,6 +144,14 @@ const env = { ...process.env };
 for (const [name, f] of Object.entries(flags)) {
   if (f.path) {
     env[f.env] = outPath(name);
+    continue;
+  }
+  if (f.bool) {
+    env[f.env] = values[name] ?? "";
+    continue;
+  }
+  if (f.rate) {
+    env[f.env] = values[name] === undefined ? "" : rateLimitOf(values[name]);
     continue;
   }
   if (values[name] === undefined) {

@@ -37,6 +37,15 @@ const failRate = envNumber("DEMO_FAIL_RATE", 0.1);
 const seed = envNumber("DEMO_SEED", 1);
 /** How many pool keys the emails are spread over; 0 for none (unkeyed emails). */
 const keys = envNumber("DEMO_KEYS", 0);
+/** With DEMO_PRIORITY_MIX=1, email i is "high" when i is a multiple of 10, else "low" when a
+ * multiple of 3, else "normal". */
+const priorityMix = process.env.DEMO_PRIORITY_MIX === "1";
+/** emailPool's rate limit from DEMO_RATE ("starts,periodMs"), if any. */
+const rate = ((raw) => {
+  if (!raw) return undefined;
+  const [starts, periodMs] = raw.split(",").map(Number);
+  return { starts, periodMs };
+})(process.env.DEMO_RATE);
 const tty = process.env.DEMO_TTY === "1";
 const svgPath = resolve(
   process.env.DEMO_OUT ||
@@ -46,6 +55,23 @@ const svgPath = resolve(
 
 /** The pool key of email `i`, or undefined without keys. */
 const poolKeyOf = (i: number) => (keys ? `k${i % keys}` : undefined);
+
+type Priority = "high" | "normal" | "low";
+const PRIORITIES: Priority[] = ["high", "normal", "low"];
+/** The priority of email `i` with --priority-mix, or undefined without. */
+const priorityOf = (i: number): Priority | undefined =>
+  !priorityMix ? undefined : i % 10 === 0 ? "high" : i % 3 === 0 ? "low" : "normal";
+
+/** The most of `times` in any half-open window [s, s + periodMs) that begins at one of them. */
+function busiestWindow(times: number[], periodMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && sorted[j] < sorted[i] + periodMs) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}
 
 /** Why retries appear late (with keys: why a key can sit idle); printed in the report and under
  * the chart. */
@@ -284,8 +310,18 @@ it("runs the example app's email workload", async () => {
   const wallStart = performance.now();
   startVirtualClock();
   const t = convexTest(schema, modules);
-  register(t, "emailPool");
-  register(t, "scrapePool");
+  // With a rate limit, the pool's own DEBUG lines say when it started each attempt (what the limit
+  // counts; the function itself begins a little later): collect their times, print none.
+  const poolStarts: number[] = [];
+  if (rate) {
+    vi.spyOn(console, "debug").mockImplementation((line: string) => {
+      if (line.includes('"event":"started"')) poolStarts.push(Date.now());
+    });
+    vi.spyOn(console, "info").mockImplementation(() => {});
+  }
+  const logLevel = rate ? "DEBUG" : undefined;
+  register(t, "emailPool", { logLevel });
+  register(t, "scrapePool", { logLevel });
   // Load the app's and the component's modules now: convex-test imports them on first use, which is
   // real I/O the fake clock does not wait for, so the first jobs would appear to start late.
   await Promise.all(
@@ -318,9 +354,14 @@ it("runs the example app's email workload", async () => {
         `component's default, 1: one email of a key at a time, in order\n`,
     );
   }
+  if (priorityMix) {
+    out(`priority mix: every 10th email high, every 3rd of the rest low, the others normal\n`);
+  }
+  if (rate) out(`rate limit: at most ${rate.starts} starts in any ${rate.periodMs} ms\n`);
   out(`embedded backend: convex-test, virtual clock\n\n`);
 
   await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: parallelism });
+  if (rate) await t.mutation(api.jobs.setRateLimit, { pool: "emailPool", rateLimit: rate });
   const t0 = Date.now();
   const CHUNK = 100;
   for (let i = 0; i < jobs; i += CHUNK) {
@@ -328,6 +369,7 @@ it("runs the example app's email workload", async () => {
       key: `email-${i + j}`,
       to: `user${i + j}@example.com`,
       poolKey: poolKeyOf(i + j),
+      priority: priorityOf(i + j),
     }));
     await t.mutation(api.emails.sendEmails, { emails, ms: durationMs, failRate, seed });
   }
@@ -351,7 +393,11 @@ it("runs the example app's email workload", async () => {
   // Generous bound on virtual time: every job failing all 5 attempts, with backoff, one at a time
   // (per slot: at most `keys` slots with keys, keyParallelism being 1).
   const slots = keys ? Math.min(parallelism, keys) : parallelism;
-  const deadline = t0 + 60_000 + Math.ceil(jobs / slots) * 5 * (durationMs * 1.25 + 4000);
+  const deadline =
+    t0 +
+    60_000 +
+    Math.ceil(jobs / slots) * 5 * (durationMs * 1.25 + 4000) +
+    (rate ? Math.ceil((jobs * 5) / rate.starts) * rate.periodMs : 0);
   let nextPlainTenth = 1;
   let step = 0;
   let s = await snapshot();
@@ -434,6 +480,41 @@ it("runs the example app's email workload", async () => {
     }),
   );
 
+  /** Start lag per priority (with --priority-mix): how priority reorders the queue. */
+  const priorityRows = (): Array<[string, string]> => {
+    if (!priorityMix) return [];
+    const priorityOfJob = new Map(jobRows.map((j) => [j.key, j.priority ?? "normal"]));
+    return PRIORITIES.map((priority) => {
+      const own = jobRows
+        .filter((j) => priorityOfJob.get(j.key) === priority && firstStart.has(j.key))
+        .map((j) => firstStart.get(j.key)! - j.enqueuedAt)
+        .sort((a, b) => a - b);
+      return [
+        `lag ${priority}`,
+        `${own.length} emails: start lag p50 ${percentile(own, 50)} ms, max ${own[own.length - 1]} ms`,
+      ];
+    });
+  };
+  /** The rate limit as kept (with --rate): the pool's starts, window by window. */
+  const rateRows = (): Array<[string, string]> => {
+    if (!rate || poolStarts.length === 0) return [];
+    const span = Math.max(...poolStarts) - Math.min(...poolStarts);
+    // The least time `n` starts can take under the limit: a full window per `starts` after the first.
+    const least = (Math.ceil(poolStarts.length / rate.starts) - 1) * rate.periodMs;
+    return [
+      [
+        "rate limit",
+        `${rate.starts} per ${rate.periodMs} ms: busiest window ${busiestWindow(poolStarts, rate.periodMs)} ` +
+          `starts (counted when the pool starts an attempt; the function begins a moment later)`,
+      ],
+      [
+        "achieved",
+        `${poolStarts.length} starts in ${(span / 1000).toFixed(1)} s: ` +
+          `${span > 0 ? ((100 * least) / span).toFixed(1) : "100.0"}% of the limit's pace`,
+      ],
+    ];
+  };
+
   const rows: Array<[string, string]> = [
     [
       "jobs",
@@ -467,6 +548,8 @@ it("runs the example app's email workload", async () => {
       "mean running",
       `${meanRunning.toFixed(2)} over the makespan (${((100 * meanRunning) / limit).toFixed(0)}% of the limit)`,
     ],
+    ...priorityRows(),
+    ...rateRows(),
     ["chart", svgPath],
     ["wall time", `${((performance.now() - wallStart) / 1000).toFixed(1)} s real`],
   ];
@@ -474,6 +557,12 @@ it("runs the example app's email workload", async () => {
   if (keys) out(keyReport(perKey));
 
   expect(s.done, "every job finished").toBe(jobs);
+  if (rate) {
+    expect(poolStarts.length, "every attempt's start was heard").toBe(attemptRows.length);
+    expect(busiestWindow(poolStarts, rate.periodMs), "starts in one window").toBeLessThanOrEqual(
+      rate.starts,
+    );
+  }
   expect(max, "never more running than maxParallelism").toBeLessThanOrEqual(limit);
   for (const row of perKey) {
     expect(

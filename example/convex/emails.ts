@@ -5,6 +5,7 @@ import { NonRetryableError, type WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
 import { internalAction, mutation } from "./_generated/server.js";
 import { emailPool, track, type JobContext } from "./pools.js";
+import { vPriority } from "./schema.js";
 import { attemptFails, sleep, workMs } from "./sim.js";
 
 const vSim = { ms: v.number(), failRate: v.number(), seed: v.number() };
@@ -34,23 +35,31 @@ export const send = internalAction({
  * Enqueues one email per entry; returns their work ids in the same order. `key` names the email in
  * the app's tables; an entry's optional `poolKey` is passed to the pool as its `key`: emails sharing
  * one are sent one at a time (emailPool's keyParallelism, 1 by default), in the order given, a retry
- * keeping its place (e.g. one recipient's messages, so they arrive in order).
+ * keeping its place (e.g. one recipient's messages, so they arrive in order). An entry's optional
+ * `priority` is the pool's: due "high" emails go before "normal" ones, and those before "low".
  */
 export const sendEmails = mutation({
   args: {
-    emails: v.array(v.object({ key: v.string(), to: v.string(), poolKey: v.optional(v.string()) })),
+    emails: v.array(
+      v.object({
+        key: v.string(),
+        to: v.string(),
+        poolKey: v.optional(v.string()),
+        priority: v.optional(vPriority),
+      }),
+    ),
     ...vSim,
   },
   returns: v.array(v.string()),
   handler: async (ctx, { emails, ms, failRate, seed }): Promise<WorkId[]> => {
     const ids: WorkId[] = [];
-    for (const { key, to, poolKey } of emails) {
-      const context: JobContext = { pool: "emailPool", key, kind: "email", poolKey };
+    for (const { key, to, poolKey, priority } of emails) {
+      const context: JobContext = { pool: "emailPool", key, kind: "email", poolKey, priority };
       const id: WorkId = await emailPool.enqueueAction(
         ctx,
         internal.emails.send,
         { key, to, ms, failRate, seed },
-        { onComplete: internal.pools.recordOutcome, context, key: poolKey },
+        { onComplete: internal.pools.recordOutcome, context, key: poolKey, priority },
       );
       await track(ctx, context, id);
       ids.push(id);

@@ -45,6 +45,22 @@ export const setMaxParallelism = mutation({
   },
 });
 
+/**
+ * Sets (or, with `null`, removes) a pool's rate limit: at most `starts` attempts start in any
+ * `periodMs`. Stored in the component's config like maxParallelism (`config.update`).
+ */
+export const setRateLimit = mutation({
+  args: {
+    pool: vPoolName,
+    rateLimit: v.union(v.object({ starts: v.number(), periodMs: v.number() }), v.null()),
+  },
+  returns: v.null(),
+  handler: async (ctx, { pool, rateLimit }) => {
+    await ctx.runMutation(components[pool].config.update, { rateLimit });
+    return null;
+  },
+});
+
 /** The recorded outcomes of a pool's jobs, oldest first. */
 export const listOutcomes = query({
   args: { pool: vPoolName },

@@ -21,7 +21,7 @@ import { v, type Infer } from "convex/values";
 import { Workpool, type WorkId } from "convex-workpool";
 import { components, internal } from "./_generated/api.js";
 import type { MutationCtx } from "./_generated/server.js";
-import { vPoolName } from "./schema.js";
+import { vPoolName, vPriority } from "./schema.js";
 
 export const emailPool = new Workpool(components.emailPool, { retryActionsByDefault: true });
 export const scrapePool = new Workpool(components.scrapePool, {
@@ -41,6 +41,7 @@ export const vJobContext = v.object({
   key: v.string(),
   kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
   poolKey: v.optional(v.string()),
+  priority: v.optional(vPriority),
 });
 export type JobContext = Infer<typeof vJobContext>;
 

@@ -5,6 +5,8 @@ import { v } from "convex/values";
 
 /** Which installed pool a job went to. Work ids are unique per pool only, so rows carry both. */
 export const vPoolName = v.union(v.literal("emailPool"), v.literal("scrapePool"));
+/** A job's priority in its pool (the pool's `priority` enqueue option). */
+export const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 
 export default defineSchema({
   /**
@@ -18,6 +20,8 @@ export default defineSchema({
     key: v.string(),
     kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
     poolKey: v.optional(v.string()),
+    /** The job's priority, when the app gave one (emails.sendEmails). */
+    priority: v.optional(vPriority),
     enqueuedAt: v.number(),
   })
     .index("by_pool_workId", ["pool", "workId"])

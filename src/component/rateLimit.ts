@@ -12,8 +12,9 @@ import type { Config } from "./config.js";
 import type { Pass } from "./pass.js";
 import { SEGMENT_MS } from "./segments.js";
 
-/** Buckets per period: a start waits at most 1/50 of the period longer than an exact log would
- * make it, so a long backlog runs at 98 % of the limit or more (the promise is 90 %), while the log
+/** Buckets per period: a start waits at most 1/50 of the period (or a segment, if wider) longer than
+ * an exact log would make it, so a long backlog runs at 98 % of the limit or more for periods of 5 s
+ * and up (the promise is 90 %, which a segment's wait keeps down to 1 s periods), while the log
  * stays about a kilobyte in the loop's state row, which every pass rewrites. */
 export const RATE_LOG_BUCKETS = 50;
 
