@@ -2,8 +2,10 @@
  * Runs one scenario on one pool ("ours" or "peer") on a fresh convex-test backend with a virtual
  * clock, and measures it: function calls, documents and bytes (from convex-test, see instrument.ts),
  * start lag, makespan, utilization and concurrency (from what the jobs recorded), onComplete
- * calls per result kind (from the rows onComplete wrote) and, for keyed jobs, whether each key kept
- * its limit and its order (from what the jobs recorded).
+ * calls per result kind (from the rows onComplete wrote), for keyed jobs whether each key kept
+ * its limit and its order (from what the jobs recorded), under a rate limit whether the pool kept it
+ * (from when the pool logged each start), and in a priority mix how soon high-priority jobs started
+ * (from what the jobs recorded; see checks.ts).
  */
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
@@ -11,10 +13,12 @@ import { vi } from "vitest";
 import peerTest from "@convex-dev/workpool/test";
 import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
+import type { RateLimit } from "../src/client/index.js";
 import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
+import { priorityChecks, rateChecks, type PriorityChecks, type RateChecks } from "./checks.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
 
 export type SideName = "ours" | "peer";
@@ -51,6 +55,13 @@ export type Scenario = {
   keyParallelism?: number;
   /** Jobs get the pool's `key` option: `count` keys, each job's chosen by `layout`. */
   keys?: { count: number; layout: KeyLayout };
+  /** Our pool's rateLimit option (only ours has it). The run logs at "DEBUG" to record when the
+   * pool started each attempt (`RateChecks`). */
+  rateLimit?: RateLimit;
+  /** A priority mix (only ours has priorities): the first `low` jobs are enqueued at once with
+   * priority "low", then the others one every `highEveryMs`, from `highEveryMs` on, with priority
+   * "high". */
+  priorityMix?: { low: number; highEveryMs: number };
   /** The id of the scenario this one is compared with, ours against ours, instead of the peer. */
   baseline?: string;
 };
@@ -96,6 +107,10 @@ export type Result = {
   finished: boolean;
   /** Keyed scenarios only. */
   keyChecks?: KeyChecks;
+  /** Rate-limited scenarios only. */
+  rateChecks?: RateChecks;
+  /** Priority mixes only. */
+  priorityChecks?: PriorityChecks;
   /** The backend, for inspection after the run. */
   backend: ReturnType<typeof newBackend>;
 };
@@ -133,10 +148,38 @@ export function newBackend(side: SideName) {
   return t;
 }
 
+/** Advances the virtual clock to `at`, in steps of at most STEP_MS. */
+async function stepUntil(at: number) {
+  while (Date.now() < at) await step(Math.min(STEP_MS, at - Date.now()));
+}
+
+/** The prefix of our pool's DEBUG line for an attempt it started (src/component/start.ts). */
+const STARTED_LINE = '"event":"started"';
+
+/**
+ * Replaces console.debug until the returned function is called (which puts back whatever was
+ * there, a test's own spy included): records the virtual time of each of our pool's "started" lines
+ * in `startedAt`, and prints no debug line. The pool logs that line in the loop pass that starts the
+ * attempt, so these are the pool's start times, not those of the functions the scheduler runs a
+ * little later.
+ */
+function recordStarts(startedAt: number[]): () => void {
+  const previous = console.debug;
+  console.debug = (...args: unknown[]) => {
+    const line = args[0];
+    if (typeof line === "string" && line.includes(STARTED_LINE)) startedAt.push(Date.now());
+  };
+  return () => {
+    console.debug = previous;
+  };
+}
+
 export async function runScenario(side: SideName, sc: Scenario): Promise<Result> {
   installInstrumentation();
   await warmUp();
   const wallStart = performance.now();
+  const startedAt: number[] = [];
+  const stopRecording = sc.rateLimit ? recordStarts(startedAt) : () => {};
   startVirtualClock();
   probe.reset();
   const t = newBackend(side);
@@ -147,6 +190,8 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     side,
     maxParallelism: sc.maxParallelism,
     keyParallelism: sc.keyParallelism,
+    rateLimit: sc.rateLimit,
+    logLevel: sc.rateLimit ? ("DEBUG" as const) : undefined,
     kind: sc.kind,
     ms: sc.ms,
     failTimes: sc.failTimes,
@@ -154,34 +199,45 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     runAfter: sc.runAfter,
   };
   /** Enqueues jobs `from` to `from + n - 1` in one app mutation. */
-  const enqueue = async (from: number, n: number) => {
+  const enqueue = async (from: number, n: number, priority?: "high" | "low") => {
     const range = Array.from({ length: n }, (_, j) => from + j);
     const keys = range.map((i) => `j${i}`);
     const layout = sc.keys;
     const poolKeys = layout && range.map((i) => poolKeyOf(layout, sc.jobs, i));
-    ids.push(...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys, poolKeys })));
+    ids.push(
+      ...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys, poolKeys, priority })),
+    );
+  };
+  /** Enqueues jobs `from` to `to - 1`, CHUNK per app mutation. */
+  const enqueueAtOnce = async (from: number, to: number, priority?: "high" | "low") => {
+    for (let i = from; i < to; i += CHUNK) await enqueue(i, Math.min(CHUNK, to - i), priority);
   };
   const deadline = t0 + sc.deadlineMs;
   try {
-    if (sc.trickleEveryMs) {
+    if (sc.priorityMix) {
+      const { low, highEveryMs } = sc.priorityMix;
+      await enqueueAtOnce(0, low, "low");
+      for (let i = low; i < sc.jobs; i++) {
+        await stepUntil(t0 + (i - low + 1) * highEveryMs);
+        await enqueue(i, 1, "high");
+      }
+    } else if (sc.trickleEveryMs) {
       for (let i = 0; i < sc.jobs; i++) {
-        const due = t0 + i * sc.trickleEveryMs;
-        while (Date.now() < due) await step(Math.min(STEP_MS, due - Date.now()));
+        await stepUntil(t0 + i * sc.trickleEveryMs);
         await enqueue(i, 1);
       }
     } else {
-      for (let i = 0; i < sc.jobs; i += CHUNK) await enqueue(i, Math.min(CHUNK, sc.jobs - i));
+      await enqueueAtOnce(0, sc.jobs);
     }
     if (sc.cancelAllAfter !== undefined) {
-      const at = t0 + sc.cancelAllAfter;
-      while (Date.now() < at) await step(Math.min(STEP_MS, at - Date.now()));
+      await stepUntil(t0 + sc.cancelAllAfter);
       await t.mutation(api.pools.cancelAll, { side, maxParallelism: sc.maxParallelism });
     }
     while (probe.onCompleteCalls < sc.jobs && Date.now() < deadline) await step(STEP_MS);
-    const settleEnd = Date.now() + SETTLE_MS;
-    while (Date.now() < settleEnd) await step(STEP_MS);
+    await stepUntil(Date.now() + SETTLE_MS);
   } finally {
     vi.useRealTimers();
+    stopRecording();
   }
   const finished = probe.onCompleteCalls >= sc.jobs;
   // Read results (convex-test's own helper: not counted; counters are detached first).
@@ -229,6 +285,8 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     wallSeconds: (performance.now() - wallStart) / 1000,
     finished,
     keyChecks: sc.keys && keyChecks(probe),
+    rateChecks: sc.rateLimit && rateChecks(startedAt, sc.rateLimit),
+    priorityChecks: sc.priorityMix && priorityChecks(probe),
     backend: t,
   };
 }

@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every scenario, once on our component and once on @convex-dev/workpool, through
- * the same app code; the key scenarios (7), which the peer cannot run, on ours only, keyed against
- * unkeyed. Prints a line per run and the tables at the end, saves the measurements to
- * bench-out/latest.json and renders docs/BENCHMARKS.md from them (bench/report.ts).
+ * the same app code; the key scenarios (7), and the rate-limit and priority scenarios (8), which the
+ * peer cannot run, on ours only, keyed against unkeyed and rate-limited against unlimited. Prints a
+ * line per run and the tables at the end, saves the measurements to bench-out/latest.json and
+ * renders docs/BENCHMARKS.md from them (bench/report.ts).
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
  * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves docs/BENCHMARKS.md alone.
@@ -10,6 +11,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import type { RateLimit } from "../src/client/index.js";
+import { SEGMENT_MS } from "../src/component/segments.js";
+import { highLagLimitMs, MIN_ACHIEVED_RATE } from "./checks.js";
 import {
   runScenario,
   SETTLE_MS,
@@ -18,7 +22,7 @@ import {
   type Result,
   type Scenario,
 } from "./harness.js";
-import { progressLine, renderConsole, renderDocument } from "./report.js";
+import { lagStats, progressLine, renderConsole, renderDocument } from "./report.js";
 import {
   loadRun,
   measured,
@@ -51,11 +55,24 @@ const cancelJobs = envInt("BENCH_CANCEL_JOBS", 1000);
 const trickleMs = envInt("BENCH_TRICKLE_MS", 60_000);
 const keyedJobs = envInt("BENCH_KEYED_JOBS", 10_000);
 const keyedKeys = envInt("BENCH_KEYED_KEYS", 1000);
+const rateJobs = envInt("BENCH_RATE_JOBS", 500);
+const priorityLowJobs = envInt("BENCH_PRIORITY_LOW_JOBS", 2000);
+const priorityHighJobs = envInt("BENCH_PRIORITY_HIGH_JOBS", 40);
 /** The 50,000-job backlog is opt-in: see docs/BENCHMARKS.md for how long it takes. */
 const large = process.env.BENCH_LARGE === "1";
 
 const SHORT_MS = 10;
 const retry = { maxAttempts: 5, initialBackoffMs: 250, base: 2 };
+
+/** Scenario 8a's limit: 50 starts per 5 s against 50 slots of 10 ms jobs, so the limit, not the
+ * slots, sets the pace (the slots could start thousands in 5 s), and 500 jobs take ten periods. */
+const RATE_LIMIT: RateLimit = { starts: 50, periodMs: 5_000 };
+if (rateJobs <= RATE_LIMIT.starts)
+  throw new Error(`BENCH_RATE_JOBS must be over ${RATE_LIMIT.starts}: a rate needs two periods`);
+/** Scenario 8b's jobs last 100 ms (one segment), so with 10 slots one frees about every 10 ms. */
+const PRIORITY_JOB_MS = 100;
+/** Scenario 8b enqueues a high-priority job this often: 40 of them span the low backlog's drain. */
+const HIGH_EVERY_MS = 500;
 
 function backlog(id: string, jobs: number): Scenario {
   return {
@@ -114,6 +131,90 @@ function keyed(id: string, layout?: KeyLayout): Scenario {
           "finishes. This measures what keys cost when they constantly hold jobs back.",
     keys: { count: keyedKeys, layout },
     baseline: "7a",
+  };
+}
+
+/** Scenario 8: 10 ms actions, 50 slots, ours only; 8 without a rate limit is the baseline of the
+ * rate-limited 8a. */
+function rateLimited(id: string, limit?: RateLimit): Scenario {
+  const base: Scenario = {
+    id,
+    title: `no rate limit: ${rateJobs} actions of ${SHORT_MS} ms, maxParallelism 50 (ours only)`,
+    short: `${rateJobs} actions without a rate limit`,
+    about:
+      "The baseline of the rate-limited run 8a: the same actions, pool and options, without a " +
+      "rate limit, so the slots set the pace. It runs on ours only, since it is there to be " +
+      "compared with 8a.",
+    kind: "action",
+    jobs: rateJobs,
+    maxParallelism: 50,
+    ms: SHORT_MS,
+    failTimes: 0,
+    expectKind: "success",
+    deadlineMs: 120_000 + rateJobs * 100,
+    sides: ["ours"],
+  };
+  if (!limit) return base;
+  const { starts, periodMs } = limit;
+  const periods = Math.ceil(rateJobs / starts);
+  const seconds = `${periodMs / 1000} s`;
+  return {
+    ...base,
+    title:
+      `rate limit: ${rateJobs} actions of ${SHORT_MS} ms, rateLimit ${starts} starts per ` +
+      `${seconds}, maxParallelism 50 (ours only)`,
+    short: `${rateJobs} actions, at most ${starts} starts per ${seconds}`,
+    about:
+      `All ${rateJobs} jobs are enqueued at once into a pool that may start at most ${starts} ` +
+      `attempts in any ${seconds} (\`rateLimit: { starts: ${starts}, periodMs: ${periodMs} }\`): ` +
+      "the limit, not the 50 slots, sets the pace, as with an upstream API's quota. Starts are " +
+      'counted when the pool starts an attempt (its DEBUG "started" line, the run logging at ' +
+      '"DEBUG"), not when the scheduler runs the function a little later. Checked: no window ' +
+      `[s, s + ${seconds}) beginning at a start holds more than ${starts} starts; and the achieved ` +
+      `rate, the least span the limit allows ${rateJobs} starts ((⌈${rateJobs} / ${starts}⌉ − 1) × ` +
+      `${seconds} = ${((periods - 1) * periodMs) / 1000} s) divided by the measured span from the ` +
+      `first start to the last, is at least ${MIN_ACHIEVED_RATE}, the limit's promise. Its cost ` +
+      "per job is compared with 8, the same run without a limit.",
+    rateLimit: limit,
+    deadlineMs: 60_000 + 2 * periods * periodMs,
+    baseline: "8",
+  };
+}
+
+/** Scenario 8b: high-priority jobs arriving while a low-priority backlog drains. */
+function priorityMix(): Scenario {
+  const jobs = priorityLowJobs + priorityHighJobs;
+  const maxParallelism = 10;
+  const drainMs = (jobs * PRIORITY_JOB_MS) / maxParallelism;
+  return {
+    id: "8b",
+    title:
+      `priority: ${priorityLowJobs} low-priority actions of ${PRIORITY_JOB_MS} ms at once, then ` +
+      `${priorityHighJobs} high-priority ones, one every ${HIGH_EVERY_MS} ms, maxParallelism ` +
+      `${maxParallelism} (ours only)`,
+    short: `${priorityHighJobs} high-priority actions into a backlog of ${priorityLowJobs.toLocaleString("en-US")} low`,
+    about:
+      `A backlog of ${priorityLowJobs} low-priority actions of ${PRIORITY_JOB_MS} ms ` +
+      `(\`priority: "low"\`), enqueued at once, drains through ${maxParallelism} slots (about ` +
+      `${Math.round(drainMs / 1000)} s) while a high-priority one (\`priority: "high"\`) arrives ` +
+      `every ${HIGH_EVERY_MS} ms: how soon urgent work gets a slot in a busy pool. With every slot ` +
+      `busy, one frees about every ${PRIORITY_JOB_MS / maxParallelism} ms. Checked: the high ` +
+      `jobs' p50 start lag (enqueue to the start of their function) is at most ` +
+      `${highLagLimitMs(PRIORITY_JOB_MS)} ms, the goal of one segment (${SEGMENT_MS} ms, the ` +
+      `loop's unit) after a slot frees plus one job length (${PRIORITY_JOB_MS} ms), the longest ` +
+      "a slot can take to free; and there is no priority inversion: no low job starts more than " +
+      `one segment after a high job was enqueued while that high job still waits. The low jobs' ` +
+      "lag is there for contrast. Its cost per job is reported alone (no run without priorities " +
+      "to compare it with).",
+    kind: "action",
+    jobs,
+    maxParallelism,
+    ms: PRIORITY_JOB_MS,
+    failTimes: 0,
+    priorityMix: { low: priorityLowJobs, highEveryMs: HIGH_EVERY_MS },
+    expectKind: "success",
+    deadlineMs: 60_000 + 2 * (drainMs + priorityHighJobs * HIGH_EVERY_MS),
+    sides: ["ours"],
   };
 }
 
@@ -222,6 +323,9 @@ const SCENARIOS: Scenario[] = [
   keyed("7a"),
   keyed("7b", "interleaved"),
   keyed("7c", "grouped"),
+  rateLimited("8"),
+  rateLimited("8a", RATE_LIMIT),
+  priorityMix(),
 ];
 
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -290,6 +394,32 @@ if (fromJson) {
               expect(
                 k.outOfOrder,
                 `${side}: jobs started out of their key's order (first: ${k.firstOutOfOrder})`,
+              ).toBe(0);
+            }
+            if (sc.rateLimit) {
+              const rc = r.rateChecks!;
+              const { starts, periodMs } = sc.rateLimit;
+              expect(rc.starts, `${side}: starts the pool logged, one per attempt`).toBe(
+                sc.jobs * (sc.failTimes + 1),
+              );
+              expect(
+                rc.busiest,
+                `${side}: most starts in one window of ${periodMs} ms (from ${rc.busiestAt} ms)`,
+              ).toBeLessThanOrEqual(starts);
+              expect(
+                rc.achieved,
+                `${side}: achieved start rate, of the limit (span ${rc.spanMs} ms, least ${rc.minSpanMs} ms)`,
+              ).toBeGreaterThanOrEqual(MIN_ACHIEVED_RATE);
+            }
+            if (sc.priorityMix) {
+              const pc = r.priorityChecks!;
+              expect(
+                lagStats(pc.highLags).p50,
+                `${side}: high-priority start lag p50 (virtual ms)`,
+              ).toBeLessThanOrEqual(highLagLimitMs(sc.ms));
+              expect(
+                pc.inversions,
+                `${side}: low starts ahead of a waiting high job (first: ${pc.firstInversion})`,
               ).toBe(0);
             }
           },

@@ -1,7 +1,10 @@
 // What the bench app's jobs observe about themselves, shared in memory with the harness (same module
 // instance under vitest). Jobs record when each attempt started and ended, and how many attempts of
-// each pool key ran at once; enqueue records when each job was enqueued (in enqueue order) and its
-// pool key. Nothing here is written to the database, so it adds nothing to the counters.
+// each pool key ran at once; enqueue records when each job was enqueued (in enqueue order), its
+// pool key and its priority. Nothing here is written to the database, so it adds nothing to the
+// counters.
+import type { Priority } from "../../src/client/index.js";
+
 export type Attempt = { key: string; start: number; end?: number };
 
 export const probe = {
@@ -9,6 +12,8 @@ export const probe = {
   enqueuedAt: new Map<string, number>(),
   /** Job key → the pool's `key` option it was enqueued with (keyed jobs only). */
   poolKeyOf: new Map<string, string>(),
+  /** Job key → the `priority` enqueue option it was enqueued with (jobs given one only). */
+  priorityOf: new Map<string, Priority>(),
   attempts: [] as Attempt[],
   attemptsByKey: new Map<string, number>(),
   running: 0,
@@ -20,6 +25,7 @@ export const probe = {
   reset() {
     this.enqueuedAt.clear();
     this.poolKeyOf.clear();
+    this.priorityOf.clear();
     this.attempts = [];
     this.attemptsByKey.clear();
     this.running = 0;
