@@ -3,13 +3,17 @@
  * transaction with known reads and writes, checked against convex-test's own
  * `ctx.meta.getTransactionMetrics()`, and one job through our pool, checked against what the app did
  * and against the component's `_scheduled_functions` rows. Also the key checks of the harness: that
- * they see a key over its limit and a key's jobs out of order, and what a small keyed run gives.
+ * they see a key over its limit and a key's jobs out of order, and what a small keyed run gives; and
+ * the rate-limit and priority checks (checks.ts): that they see a window over the limit, a slow
+ * rate and a low job ahead of a waiting high one, and that a small rate-limited run records the
+ * pool's starts without printing them.
  */
 import { convexTest } from "convex-test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "./app/_generated/api.js";
 import schema from "./app/schema.js";
 import { probe } from "./app/probe.js";
+import { priorityChecks, rateChecks } from "./checks.js";
 import { appModules, keyChecks, runScenario, type Scenario } from "./harness.js";
 import { installInstrumentation, resetCounters } from "./instrument.js";
 
@@ -163,5 +167,101 @@ describe("bench counters", () => {
       maxConcurrencyKey: "k0",
       outOfOrder: 0,
     });
+  }, 60_000);
+
+  it("see a window over the rate limit and a rate under it", () => {
+    const limit = { starts: 2, periodMs: 1000 };
+    // Two starts a period, each group exactly a period apart: as fast as the limit allows. The
+    // window is half-open, so the starts at 1000 are not in the one beginning at 0. Any order.
+    expect(rateChecks([2000, 1000, 0, 1000, 0], limit)).toEqual({
+      starts: 5,
+      spanMs: 2000,
+      minSpanMs: 2000,
+      achieved: 1,
+      busiest: 2,
+      busiestAt: 0,
+    });
+    // Three starts within [0, 1000): over the limit.
+    expect(rateChecks([0, 500, 999, 1000], limit)).toMatchObject({ busiest: 3, busiestAt: 0 });
+    // The same five starts at half the rate the limit allows.
+    expect(rateChecks([0, 0, 2000, 2000, 4000], limit)).toMatchObject({
+      spanMs: 4000,
+      minSpanMs: 2000,
+      achieved: 0.5,
+      busiest: 2,
+    });
+    // The busiest window need not begin at the first start; its beginning is after the first.
+    expect(rateChecks([100, 1200, 1300, 1400], { starts: 3, periodMs: 1000 })).toMatchObject({
+      busiest: 3,
+      busiestAt: 1100,
+    });
+  });
+
+  it("see a low job start ahead of a waiting high one", () => {
+    const c = priorityChecks({
+      enqueuedAt: new Map([
+        ["l0", 0],
+        ["l1", 0],
+        ["l2", 0],
+        ["l3", 0],
+        ["l4", 0],
+        ["h0", 1000],
+        ["h1", 2000],
+      ]),
+      priorityOf: new Map([
+        ["l0", "low"],
+        ["l1", "low"],
+        ["l2", "low"],
+        ["l3", "low"],
+        ["l4", "low"],
+        ["h0", "high"],
+        ["h1", "high"],
+      ]),
+      attempts: [
+        { key: "l0", start: 0 },
+        // Within one segment of h0's enqueue: no inversion.
+        { key: "l1", start: 1050 },
+        // While h0 waits: an inversion.
+        { key: "l2", start: 1200 },
+        // As h0 starts: none.
+        { key: "l3", start: 1300 },
+        { key: "h0", start: 1300 },
+        // h1 never starts: a low start after its enqueue and the grace is an inversion.
+        { key: "l4", start: 2500 },
+      ],
+    });
+    expect(c).toEqual({
+      highLags: [300],
+      lowLags: [0, 1050, 1200, 1300, 2500],
+      inversions: 2,
+      firstInversion:
+        "low l2 started 200 ms after high h0 was enqueued, which started 300 ms after",
+    });
+  });
+
+  it("record the pool's starts under a rate limit, printing none", async () => {
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const debug = vi.spyOn(console, "debug").mockImplementation(() => {});
+    const r = await runScenario("ours", {
+      id: "rate",
+      title: "12 actions of 10 ms, at most 5 starts per second",
+      kind: "action",
+      jobs: 12,
+      maxParallelism: 10,
+      rateLimit: { starts: 5, periodMs: 1000 },
+      ms: 10,
+      failTimes: 0,
+      expectKind: "success",
+      deadlineMs: 30_000,
+      sides: ["ours"],
+    });
+    expect(r.lost + r.duplicates + r.wrongKind).toBe(0);
+    // One start per job, five a period at most: the last two periods after the first.
+    expect(r.rateChecks).toMatchObject({ starts: 12, minSpanMs: 2000, busiest: 5 });
+    expect(r.rateChecks!.achieved).toBeGreaterThanOrEqual(0.9);
+    // The pool's debug lines went to the harness, not to console.debug, which is back in place.
+    expect(debug).not.toHaveBeenCalled();
+    expect(console.debug).toBe(debug);
   }, 60_000);
 });

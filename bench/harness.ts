@@ -153,7 +153,7 @@ async function stepUntil(at: number) {
   while (Date.now() < at) await step(Math.min(STEP_MS, at - Date.now()));
 }
 
-/** The prefix of our pool's DEBUG line for an attempt it started (src/component/start.ts). */
+/** What our pool's DEBUG line for an attempt it started holds (src/component/start.ts). */
 const STARTED_LINE = '"event":"started"';
 
 /**

@@ -3,12 +3,17 @@
  * prints: pure functions from measurements to markdown, no I/O. The document is written for someone
  * choosing between the two packages: what was compared, a summary table with a verdict per
  * scenario, each scenario's full table, how it is measured and what it does not show. Scenarios
- * the peer cannot run (keys) are compared with our own run of a baseline scenario instead, in a
- * section of their own, against a cost tolerance (`KEY_COST_TOLERANCE`).
+ * the peer cannot run are in sections of their own: keys, compared with our own run of a baseline
+ * scenario against a cost tolerance (`KEY_COST_TOLERANCE`); rate limit and priority, against the
+ * checks of bench/checks.ts, the rate limit's cost compared with our own run without one.
  */
+import { highLagLimitMs, MIN_ACHIEVED_RATE, PRIORITY_GRACE_MS } from "./checks.js";
 import type { Scenario } from "./harness.js";
 import type { Usage } from "./instrument.js";
 import type { BenchRun, Measured, ScenarioRun } from "./results.js";
+
+/** The least achieved rate, as the document writes it ("0.90"). */
+const MIN_RATE = MIN_ACHIEVED_RATE.toFixed(2);
 
 // ---------------------------------------------------------------------------------------------
 // Figures
@@ -279,6 +284,9 @@ export function verdict(run: ScenarioRun, stepMs: number): string {
 
 const shortName = (sc: Scenario) => `${sc.id}. ${sc.short ?? sc.title}`;
 
+/** A scenario's description, as a paragraph (or nothing). */
+const aboutOf = (sc: Scenario) => (sc.about ? `${sc.about}\n\n` : "");
+
 /** Whether the scenario is one the peer runs too (older runs did not record `sides`: all were). */
 const vsPeer = (sc: Scenario) => (sc.sides ?? ["ours", "peer"]).includes("peer");
 
@@ -310,9 +318,21 @@ type Row = {
   /** A cost per job, named as the key verdict names it ("documents read"): held to
    * `KEY_COST_TOLERANCE` in the key scenarios. */
   cost?: string;
-  /** Only in the key scenarios' tables (key checks). */
-  keyed?: boolean;
+  /** Only in the tables of scenarios with this feature (its checks). */
+  only?: Feature;
 };
+
+/** What a scenario uses beyond the peer's features, each with rows of its own. */
+type Feature = "keys" | "rateLimit" | "priority";
+
+const hasFeature = (sc: Scenario, feature: Feature) =>
+  ({ keys: sc.keys, rateLimit: sc.rateLimit, priority: sc.priorityMix })[feature] !== undefined;
+
+/** The rows of a table of `sc`: every general row, and those of the features it uses. */
+const rowsFor = (sc: Scenario) => ROWS.filter((row) => !row.only || hasFeature(sc, row.only));
+
+/** The high-priority jobs' start lags, p50 and max. */
+const highLag = (r: Measured) => lagStats(r.priorityChecks?.highLags ?? []);
 
 const callsByType = (r: Measured, side: "app" | "pool") => {
   const i = r.counters.invocations[side];
@@ -376,7 +396,7 @@ const ROWS: Row[] = [
     label: "keys (jobs per key)",
     get: () => NaN,
     noRatio: true,
-    keyed: true,
+    only: "keys",
     text: (r) =>
       r.keyChecks ? `${r.keyChecks.keys} (${fmt(r.scenario.jobs / r.keyChecks.keys)})` : "—",
   },
@@ -384,7 +404,7 @@ const ROWS: Row[] = [
     label: "highest concurrency of one key (keyParallelism)",
     get: () => NaN,
     noRatio: true,
-    keyed: true,
+    only: "keys",
     text: (r) =>
       r.keyChecks ? `${r.keyChecks.maxConcurrency} (${r.scenario.keyParallelism ?? 1})` : "—",
   },
@@ -392,8 +412,69 @@ const ROWS: Row[] = [
     label: "jobs started out of their key's order",
     get: () => NaN,
     noRatio: true,
-    keyed: true,
+    only: "keys",
     text: (r) => (r.keyChecks ? String(r.keyChecks.outOfOrder) : "—"),
+  },
+  {
+    label: "rate limit (starts / period)",
+    get: () => NaN,
+    noRatio: true,
+    only: "rateLimit",
+    text: (r) =>
+      r.scenario.rateLimit
+        ? `${r.scenario.rateLimit.starts} / ${fmtMs(r.scenario.rateLimit.periodMs)}`
+        : "—",
+  },
+  {
+    label: "first to last start, virtual s (least the limit allows)",
+    get: () => NaN,
+    noRatio: true,
+    only: "rateLimit",
+    text: (r) =>
+      r.rateChecks
+        ? `${fmt(r.rateChecks.spanMs / 1000)} (${fmt(r.rateChecks.minSpanMs / 1000)})`
+        : "—",
+  },
+  {
+    label: `achieved rate (of the limit; at least ${MIN_RATE})`,
+    get: () => NaN,
+    noRatio: true,
+    only: "rateLimit",
+    text: (r) => (r.rateChecks ? fmt(r.rateChecks.achieved, 3) : "—"),
+  },
+  {
+    label: "busiest window (starts; limit)",
+    get: () => NaN,
+    noRatio: true,
+    only: "rateLimit",
+    text: (r) =>
+      r.rateChecks && r.scenario.rateLimit
+        ? `${r.rateChecks.busiest} (${r.scenario.rateLimit.starts})`
+        : "—",
+  },
+  {
+    label: "high-priority start lag p50 / max, virtual ms (p50 limit)",
+    get: () => NaN,
+    noRatio: true,
+    only: "priority",
+    text: (r) =>
+      r.priorityChecks
+        ? `${fmt(highLag(r).p50, 0)} / ${fmt(highLag(r).max, 0)} (${highLagLimitMs(r.scenario.ms)})`
+        : "—",
+  },
+  {
+    label: "low-priority start lag p50 (virtual ms)",
+    get: () => NaN,
+    noRatio: true,
+    only: "priority",
+    text: (r) => (r.priorityChecks ? fmt(lagStats(r.priorityChecks.lowLags).p50, 0) : "—"),
+  },
+  {
+    label: "priority inversions (low starts ahead of a waiting high job)",
+    get: () => NaN,
+    noRatio: true,
+    only: "priority",
+    text: (r) => (r.priorityChecks ? String(r.priorityChecks.inversions) : "—"),
   },
   {
     label: "onComplete calls: success / failed / canceled",
@@ -423,20 +504,26 @@ function compareTable(
     ["metric", ...header, ...(extra ? [extra.header] : [])],
     ["---", "---:", "---:", "---:", ...(extra ? ["---"] : [])],
     rows.map((row) => {
-      const cell = (r?: Measured) =>
-        r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
       const x = row.noRatio ? "" : fmtRatio(ratioOf(a && row.get(a), b && row.get(b)));
-      return [row.label, cell(a), cell(b), x, ...(extra ? [extra.cell(row)] : [])];
+      return [row.label, cell(row, a), cell(row, b), x, ...(extra ? [extra.cell(row)] : [])];
     }),
   );
 }
 
+/** One row's figure for `r`. */
+const cell = (row: Row, r?: Measured) =>
+  r ? (row.text ? row.text(r) : fmt(row.get(r), row.digits)) : "not run";
+
 export function scenarioTable(run: ScenarioRun): string {
-  return compareTable(
-    ["ours", "peer", "ours / peer"],
-    run.ours,
-    run.peer,
-    ROWS.filter((row) => !row.keyed),
+  return compareTable(["ours", "peer", "ours / peer"], run.ours, run.peer, rowsFor(run.scenario));
+}
+
+/** Every row of a run on ours alone. */
+function oursTable(r: Measured): string {
+  return table(
+    ["metric", "ours"],
+    ["---", "---:"],
+    rowsFor(r.scenario).map((row) => [row.label, cell(row, r)]),
   );
 }
 
@@ -479,14 +566,21 @@ export const KEY_COST_TOLERANCE = 0.1;
 /** "+45 %", "−3 %": how far a ratio is from 1. */
 const signedPct = (x: number) => `${x >= 1 ? "+" : "−"}${Math.round(Math.abs(x - 1) * 100)} %`;
 
-/** Each cost row's name and keyed / unkeyed ratio (undefined when either run is missing). */
-export function keyedCosts(keyed?: Measured, base?: Measured) {
+/** Each cost row's name and ratio of `a` to its baseline `base` (undefined when either run is
+ * missing). */
+export function costRatios(a?: Measured, base?: Measured) {
   return ROWS.flatMap((row) =>
-    row.cost
-      ? [{ name: row.cost, ratio: ratioOf(keyed && row.get(keyed), base && row.get(base)) }]
-      : [],
+    row.cost ? [{ name: row.cost, ratio: ratioOf(a && row.get(a), base && row.get(base)) }] : [],
   );
 }
+
+/** "pool function calls +3 %, documents read −1 %": cost ratios in words. */
+const showCosts = (costs: Array<{ name: string; ratio: number }>) =>
+  costs.map((c) => `${c.name} ${signedPct(c.ratio)}`).join(", ");
+
+/** The cost ratios of `a` to `base` that both runs have. */
+const knownCostRatios = (a: Measured, base: Measured) =>
+  costRatios(a, base).flatMap((c) => (c.ratio === undefined ? [] : [{ ...c, ratio: c.ratio }]));
 
 const withinTolerance = (x: number) => x <= 1 + KEY_COST_TOLERANCE;
 
@@ -495,18 +589,15 @@ const withinTolerance = (x: number) => x <= 1 + KEY_COST_TOLERANCE;
 export function keyVerdict(keyed?: Measured, base?: Measured): string {
   if (!keyed) return "not run";
   if (!base) return "not compared: its unkeyed baseline was not run";
-  const costs = keyedCosts(keyed, base).flatMap((c) =>
-    c.ratio === undefined ? [] : [{ ...c, ratio: c.ratio }],
-  );
-  const show = (cs: typeof costs) => cs.map((c) => `${c.name} ${signedPct(c.ratio)}`).join(", ");
+  const costs = knownCostRatios(keyed, base);
   const tolerance = `${KEY_COST_TOLERANCE * 100} %`;
   const over = costs.filter((c) => !withinTolerance(c.ratio));
   const within = costs.filter((c) => withinTolerance(c.ratio));
   if (over.length === 0)
-    return `**Within ${tolerance}** on every cost row: ${show(within)} per job.`;
+    return `**Within ${tolerance}** on every cost row: ${showCosts(within)} per job.`;
   return (
-    `**Not within ${tolerance}**: ${show(over)} per job` +
-    (within.length ? `; within ${tolerance}: ${show(within)}.` : ".")
+    `**Not within ${tolerance}**: ${showCosts(over)} per job` +
+    (within.length ? `; within ${tolerance}: ${showCosts(within)}.` : ".")
   );
 }
 
@@ -521,15 +612,17 @@ function withinCell(keyed?: Measured, base?: Measured) {
 
 /** Every row of a keyed run against its baseline, with the tolerance column. */
 export function keyedTable(keyed?: Measured, base?: Measured): string {
-  return compareTable(["ours keyed", "ours unkeyed", "keyed / unkeyed"], keyed, base, ROWS, {
+  const rows = keyed ? rowsFor(keyed.scenario) : ROWS;
+  return compareTable(["ours keyed", "ours unkeyed", "keyed / unkeyed"], keyed, base, rows, {
     header: `cost within ${KEY_COST_TOLERANCE * 100} %`,
     cell: withinCell(keyed, base),
   });
 }
 
-/** Where a keyed run's extra documents come from: per function, the documents read and written
- * per job beyond the baseline's, most first ("documents read: `ours:loop:main (mutation)` +3.80"). */
-export function keyedExtra(keyed: Measured, base: Measured): string {
+/** Where a run's extra documents over its baseline's come from (a keyed run's, a rate-limited
+ * one's): per function, the documents read and written per job beyond the baseline's, most first
+ * ("documents read: `ours:loop:main (mutation)` +3.80"). */
+export function extraByFunction(keyed: Measured, base: Measured): string {
   const fields: Array<[keyof Usage, string]> = [
     ["docsRead", "documents read"],
     ["docsWritten", "documents written"],
@@ -555,7 +648,7 @@ export function keyedExtra(keyed: Measured, base: Measured): string {
 /** Each keyed scenario's run, with our run of its baseline scenario when there is one. */
 function keyedPairs(run: BenchRun) {
   return run.scenarios
-    .filter((s) => s.scenario.baseline !== undefined)
+    .filter((s) => s.scenario.keys && s.scenario.baseline !== undefined)
     .map((s) => ({
       scenario: s.scenario,
       keyed: s.ours,
@@ -603,7 +696,6 @@ function keysSection(run: BenchRun, level: number): string {
     pairs.some((p) => p.scenario.baseline === s.scenario.id),
   );
   const tolerance = `${KEY_COST_TOLERANCE * 100} %`;
-  const about = (sc: Scenario) => (sc.about ? `${sc.about}\n\n` : "");
   const details = [...baselines.map((s) => s.ours), ...pairs.map((p) => p.keyed)].flatMap((r) =>
     r ? [`${h}## ${r.scenario.id}. ${r.scenario.title}\n\n${breakdown(r)}`] : [],
   );
@@ -620,13 +712,13 @@ table, so the lookups keys add cost it far more than they would cost a deploymen
 
 ${keyedGlanceTable(run)}
 
-${baselines.map((s) => `${h}# ${s.scenario.id}. ${s.scenario.title}\n\n${about(s.scenario)}Its figures are the "ours unkeyed" column below.`).join("\n\n")}
+${baselines.map((s) => `${h}# ${s.scenario.id}. ${s.scenario.title}\n\n${aboutOf(s.scenario)}Its figures are the "ours unkeyed" column below.`).join("\n\n")}
 
 ${pairs
   .map(
     ({ scenario, keyed, base }) =>
-      `${h}# ${scenario.id}. ${scenario.title}\n\n${about(scenario)}${keyVerdict(keyed, base)}` +
-      (keyed && base ? ` Extra per job, by function: ${keyedExtra(keyed, base)}.` : "") +
+      `${h}# ${scenario.id}. ${scenario.title}\n\n${aboutOf(scenario)}${keyVerdict(keyed, base)}` +
+      (keyed && base ? ` Extra per job, by function: ${extraByFunction(keyed, base)}.` : "") +
       `\n\n${keyedTable(keyed, base)}`,
   )
   .join("\n\n")}
@@ -636,6 +728,142 @@ ${h}# Where the keyed runs' calls and writes go
 Per function and per job, without keys and with them.
 
 ${details.join("\n\n")}
+
+`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rate limit and priority: ours only (the peer has neither)
+// ---------------------------------------------------------------------------------------------
+
+/** How a rate-limited run broke its limit or fell short of it, if it did ("" if neither). */
+function rateFailure(r: Measured): string {
+  const c = r.rateChecks;
+  const limit = r.scenario.rateLimit;
+  if (!c || !limit) return "";
+  const attempts = r.scenario.jobs * (r.scenario.failTimes + 1);
+  const logged =
+    c.starts === attempts ? "" : `, ${c.starts} starts logged by the pool for ${attempts} attempts`;
+  const over =
+    c.busiest > limit.starts
+      ? `, ${c.busiest} starts in the ${fmtMs(limit.periodMs)} from ${fmtMs(c.busiestAt)} after ` +
+        `the first (limit ${limit.starts})`
+      : "";
+  const slow = !(c.achieved >= MIN_ACHIEVED_RATE)
+    ? `, started at ${fmt(c.achieved, 3)} of the limit (at least ${MIN_RATE})`
+    : "";
+  return logged + over + slow;
+}
+
+/** How a priority mix started its high-priority jobs late or after low ones, if it did. */
+function priorityFailure(r: Measured): string {
+  const c = r.priorityChecks;
+  if (!c) return "";
+  const p50 = lagStats(c.highLags).p50;
+  const limit = highLagLimitMs(r.scenario.ms);
+  const slow = !(p50 <= limit)
+    ? `, high-priority start lag p50 ${fmtMs(p50)} (at most ${limit} ms)`
+    : "";
+  const inverted = c.inversions
+    ? `, ${c.inversions} priority inversions (first: ${c.firstInversion})`
+    : "";
+  return slow + inverted;
+}
+
+/** A rate-limited run's checks and, against `base` (the same run without a limit), its cost per
+ * job, in plain words. */
+export function rateVerdict(r?: Measured, base?: Measured): string {
+  const c = r?.rateChecks;
+  const limit = r?.scenario.rateLimit;
+  if (!r || !c || !limit) return "not run";
+  const checks =
+    `busiest window ${c.busiest} starts (limit ${limit.starts}), achieved ` +
+    `${fmt(c.achieved, 3)} of the limit (at least ${MIN_RATE})`;
+  const cost = base
+    ? `per job against no limit (${base.scenario.id}): ${showCosts(knownCostRatios(r, base))}`
+    : "cost not compared: its run without a limit was not run";
+  return `${rateFailure(r) ? "**Failed**" : "**Passed**"}: ${checks}; ${cost}.`;
+}
+
+/** A priority mix's checks, in plain words. */
+export function priorityVerdict(r?: Measured): string {
+  const c = r?.priorityChecks;
+  if (!r || !c) return "not run";
+  const high = lagStats(c.highLags);
+  return (
+    `${priorityFailure(r) ? "**Failed**" : "**Passed**"}: high-priority start lag p50 ` +
+    `${fmtMs(high.p50)} (at most ${highLagLimitMs(r.scenario.ms)} ms), max ${fmtMs(high.max)}; ` +
+    `low-priority p50 ${fmtMs(lagStats(c.lowLags).p50)}; ${c.inversions} priority inversions.`
+  );
+}
+
+/** The rate-limit and priority runs, each with our run of its baseline scenario when it has one
+ * and it ran. */
+function featureRuns(run: BenchRun) {
+  return run.scenarios
+    .filter((s) => s.scenario.rateLimit || s.scenario.priorityMix)
+    .map((s) => ({
+      scenario: s.scenario,
+      ours: s.ours,
+      base: run.scenarios.find((b) => b.scenario.id === s.scenario.baseline)?.ours,
+    }));
+}
+
+const featureVerdict = ({ scenario, ours, base }: ReturnType<typeof featureRuns>[number]) =>
+  scenario.rateLimit ? rateVerdict(ours, base) : priorityVerdict(ours);
+
+/** The rate-limit and priority runs' verdicts for "At a glance", pointing to their section. */
+function featuresGlance(run: BenchRun): string {
+  const lines = featureRuns(run)
+    .map((f) => `- ${shortName(f.scenario)}: ${featureVerdict(f)}`)
+    .join("\n");
+  return lines
+    ? `**Rate limit and priority** (ours only, checked against what each promises: the peer has neither; see [Rate limit and priority](#rate-limit-and-priority-ours-only)):\n\n${lines}\n\n`
+    : "";
+}
+
+/** The rate-limit and priority section: the baseline, each run with its checks, and its table
+ * (the rate-limited run's against its baseline). */
+function featuresSection(run: BenchRun, level: number): string {
+  const runs = featureRuns(run);
+  if (runs.length === 0) return "";
+  const h = "#".repeat(level);
+  const baselines = run.scenarios.filter((s) =>
+    runs.some((f) => f.scenario.baseline === s.scenario.id),
+  );
+  const tableOf = ({ scenario, ours, base }: (typeof runs)[number]) =>
+    scenario.baseline
+      ? compareTable(
+          ["ours, rate limit", "ours, no limit", "rate limit / no limit"],
+          ours,
+          base,
+          rowsFor(scenario),
+        )
+      : ours
+        ? oursTable(ours)
+        : "Not run.";
+  return `${h} Rate limit and priority: ours only
+
+The peer has neither a rate limit (\`rateLimit\`: at most \`starts\` attempts start in any
+\`periodMs\`) nor priorities (the \`priority\` enqueue option: "high", "normal" or "low"), so these
+runs are ours only, each checked against what the feature promises (each run's description says
+what is checked and why; the bench fails when a check does). The rate-limited run's cost per job
+is compared with our own run of the same jobs without a limit: each cell of its table is **rate
+limit vs no limit (rate limit ÷ no limit)**, reported as measured (no tolerance is set for it). The
+priority mix's cost per job is reported alone.
+
+${runs.map((f) => `- ${shortName(f.scenario)}: ${featureVerdict(f)}`).join("\n")}
+
+${baselines.map((s) => `${h}# ${s.scenario.id}. ${s.scenario.title}\n\n${aboutOf(s.scenario)}Its figures are the "ours, no limit" column below.`).join("\n\n")}
+
+${runs
+  .map(
+    (f) =>
+      `${h}# ${f.scenario.id}. ${f.scenario.title}\n\n${aboutOf(f.scenario)}${featureVerdict(f)}` +
+      (f.ours && f.base ? ` Extra per job, by function: ${extraByFunction(f.ours, f.base)}.` : "") +
+      `\n\n${tableOf(f)}`,
+  )
+  .join("\n\n")}
 
 `;
 }
@@ -671,11 +899,14 @@ function failures(run: BenchRun): string[] {
           r.duplicates ||
           r.wrongKind ||
           r.maxConcurrency > r.scenario.maxParallelism ||
-          keyFailure(r))
+          keyFailure(r) ||
+          rateFailure(r) ||
+          priorityFailure(r))
       )
         out.push(
           `${s.scenario.id} ${r.side}: ${r.lost} lost, ${r.duplicates} duplicate, ${r.wrongKind} wrong-result onComplete calls, ` +
-            `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})${keyFailure(r)}${r.finished ? "" : ", deadline hit"}`,
+            `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})` +
+            `${keyFailure(r)}${rateFailure(r)}${priorityFailure(r)}${r.finished ? "" : ", deadline hit"}`,
         );
   return out;
 }
@@ -702,6 +933,14 @@ function howMeasured(run: BenchRun): string {
 - **Keys, ours against ours.** The key scenarios (7) run once, on ours (the peer has no keys): the
   same app code, with the \`key\` enqueue option set on the keyed runs only; everything else,
   pool options included, is the same as in their unkeyed baseline.
+- **Rate limit and priority, ours only.** The rate-limited run (8a) sets the pool's \`rateLimit\`
+  and \`logLevel: "DEBUG"\`; the harness records the virtual time of each DEBUG \`"started"\` line,
+  which the pool logs in the loop pass that starts an attempt, and prints none of them: the
+  limit is checked on the pool's own starts, not on the functions' (the scheduler runs a
+  function a little after the pool starts it, which can bunch them). Its baseline (8) is the same
+  run without \`rateLimit\` (or \`logLevel\`). In the priority mix (8b) the low jobs are enqueued
+  100 per app mutation, then each high job in an app mutation of its own; start lags are the jobs'
+  own, as above.
 - **Virtual clock.** Timers and \`Date\` are faked and advanced ${stepMs} ms at a time, with one real
   tick between steps. After the last onComplete the run continues for ${settleMs / 1000} s of virtual
   time: the pool winding down is part of its cost, and a late duplicate onComplete would show.
@@ -725,7 +964,11 @@ function howMeasured(run: BenchRun): string {
   onComplete, an onComplete with the wrong result kind, or more attempts running at once than
   maxParallelism; in the keyed runs also on a key with more attempts running at once than
   keyParallelism, or a job whose first attempt started after that of a later-enqueued job of its
-  key (all are due at once, so a key's jobs must start in enqueue order), as the jobs saw it.`;
+  key (all are due at once, so a key's jobs must start in enqueue order), as the jobs saw it; in
+  the rate-limited run on more starts than the limit in a window of one period beginning at a
+  start, or an achieved rate under ${MIN_RATE} of the limit; in the priority mix on a high-priority
+  start lag p50 over its limit, or a low job starting while a high one enqueued over
+  ${PRIORITY_GRACE_MS} ms before still waits.`;
 }
 
 function notShown(run: BenchRun): string {
@@ -744,7 +987,8 @@ function notShown(run: BenchRun): string {
 - **One run per scenario.** With a virtual clock the figures barely vary between runs, but no spread
   is measured. "Harness wall-clock" is how long convex-test took, not how fast a pool is.
 - **Only these workloads.** No large arguments or results, no jobs that fail for good, no app with
-  several pools, no status queries while jobs run, no keyed jobs that retry or keys that are paused.
+  several pools, no status queries while jobs run, no keyed jobs that retry or keys that are paused,
+  no rate limit with retries or keys, no "normal" jobs among the priorities.
 - **The 50,000-job backlog** (scenario 4c) is opt-in and ${ran4c ? "was run here" : "was not run here"}: \`BENCH_LARGE=1 npm run bench\`
   (or \`BENCH_ONLY=4c BENCH_LARGE=1 npm run bench\`). convex-test slows down as history grows (it
   keeps every scheduled function's row, and queries scan a component's documents), so it takes
@@ -753,15 +997,17 @@ function notShown(run: BenchRun): string {
 
 function rerunning(): string {
   return `\`npm run bench\` runs every scenario (about 50 minutes on two cores, 40 of them in the key
-scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can leave them out),
-prints the tables, writes this file and saves the raw measurements to \`bench-out/latest.json\`;
+scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can leave them out;
+the rate-limit and priority scenarios 8 to 8b take about half a minute), prints the tables, writes
+this file and saves the raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
-without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed run is
-compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`), \`BENCH_NO_WRITE=1\` leaves
-this file alone, \`BENCH_STEP_MS\` sets the virtual step. Sizes: \`BENCH_BURST_JOBS\`,
-\`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
-\`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
-\`BENCH_KEYED_KEYS\`.`;
+without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
+rate-limited run is compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`,
+\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves this file alone, \`BENCH_STEP_MS\` sets the
+virtual step. Sizes: \`BENCH_BURST_JOBS\`, \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`,
+\`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`, \`BENCH_BACKLOG_LARGE_JOBS\`,
+\`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`, \`BENCH_KEYED_KEYS\`,
+\`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`, \`BENCH_PRIORITY_HIGH_JOBS\`.`;
 }
 
 function glanceKey(run: BenchRun): string {
@@ -777,7 +1023,7 @@ function scenarioSections(run: BenchRun, heading: string): string {
     .filter((s) => vsPeer(s.scenario))
     .map(
       (s) =>
-        `${heading} ${s.scenario.id}. ${s.scenario.title}\n\n${s.scenario.about ? `${s.scenario.about}\n\n` : ""}${scenarioTable(s)}`,
+        `${heading} ${s.scenario.id}. ${s.scenario.title}\n\n${aboutOf(s.scenario)}${scenarioTable(s)}`,
     )
     .join("\n\n");
 }
@@ -788,9 +1034,15 @@ function correctness(run: BenchRun): string {
   const keyed = run.scenarios.some((s) => s.scenario.keys)
     ? "; in the keyed runs, no key ever had more attempts running at once than keyParallelism, and every key's jobs started in enqueue order"
     : "";
+  const rated = run.scenarios.some((s) => s.scenario.rateLimit)
+    ? `; in the rate-limited run, no period held more starts than the limit, and the starts ran at ${MIN_RATE} of it or more`
+    : "";
+  const prioritized = run.scenarios.some((s) => s.scenario.priorityMix)
+    ? "; in the priority mix, the high-priority jobs started within their p50 limit, and no low job went ahead of a waiting high one"
+    : "";
   return bad.length
     ? `**Some runs failed their correctness checks:**\n\n${bad.map((b) => `- ${b}`).join("\n")}`
-    : `Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism${keyed}.`;
+    : `Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism${keyed}${rated}${prioritized}.`;
 }
 
 function whereItGoes(details: string[]): string {
@@ -835,11 +1087,11 @@ ${glanceTable(run)}
 
 ${correctness(run)}
 
-${keysGlance(run)}## Scenarios
+${keysGlance(run)}${featuresGlance(run)}## Scenarios
 
 ${scenarioSections(run, "###")}
 
-${keysSection(run, 2)}${details.length ? whereItGoes(details) : ""}## How it is measured
+${keysSection(run, 2)}${featuresSection(run, 2)}${details.length ? whereItGoes(details) : ""}## How it is measured
 
 ${howMeasured(run)}
 
@@ -855,7 +1107,7 @@ ${rerunning()}
 
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
-  return `\n${scenarioSections(run, "##")}\n\n${keysSection(run, 2)}\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${keysSection(run, 2)}${featuresSection(run, 2)}\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run)}${featuresGlance(run)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */
@@ -868,6 +1120,13 @@ export function progressLine(r: Measured, logged: { error: number; warn: number 
     ` | onComplete ${JSON.stringify(r.completions)} lost ${r.lost} dup ${r.duplicates}` +
     (r.keyChecks
       ? ` | one key max conc ${r.keyChecks.maxConcurrency}, out of order ${r.keyChecks.outOfOrder}`
+      : "") +
+    (r.rateChecks
+      ? ` | achieved rate ${fmt(r.rateChecks.achieved, 3)}, busiest window ${r.rateChecks.busiest} starts`
+      : "") +
+    (r.priorityChecks
+      ? ` | high lag p50/max ${fmtMs(highLag(r).p50)}/${fmtMs(highLag(r).max)}, low lag p50 ` +
+        `${fmtMs(lagStats(r.priorityChecks.lowLags).p50)}, inversions ${r.priorityChecks.inversions}`
       : "") +
     ` | console.error ${logged.error} warn ${logged.warn}\n`
   );

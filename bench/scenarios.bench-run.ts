@@ -173,7 +173,7 @@ function rateLimited(id: string, limit?: RateLimit): Scenario {
       `[s, s + ${seconds}) beginning at a start holds more than ${starts} starts; and the achieved ` +
       `rate, the least span the limit allows ${rateJobs} starts ((⌈${rateJobs} / ${starts}⌉ − 1) × ` +
       `${seconds} = ${((periods - 1) * periodMs) / 1000} s) divided by the measured span from the ` +
-      `first start to the last, is at least ${MIN_ACHIEVED_RATE}, the limit's promise. Its cost ` +
+      `first start to the last, is at least ${MIN_ACHIEVED_RATE.toFixed(2)}, the limit's promise. Its cost ` +
       "per job is compared with 8, the same run without a limit.",
     rateLimit: limit,
     deadlineMs: 60_000 + 2 * periods * periodMs,
