@@ -4,17 +4,12 @@
  * reads and writes at most a fixed number of documents. The loop logs its own transaction metrics
  * (from convex-test's per-transaction tracking) at DEBUG level; this test reads those lines.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { COMPLETION_BATCH } from "../src/component/complete.js";
 import { START_BATCH } from "../src/component/start.js";
 import { completions, enqueue, runFor, setup } from "./helpers.js";
 import { PASS_READ_BOUND } from "./passBudget.js";
 import { count, scaled } from "./scale.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 describe("bounded transactions", () => {
   // Fifteen times the jobs one pass may start, or fifty under test:slow.

@@ -4,17 +4,12 @@
  * keys (which must cost no more per job as their number grows). Sizes: test/scale.ts.
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { onTopLevelTransaction } from "../bench/instrument.js";
 import { probe } from "./app/probe.js";
 import { enqueue, runFor, runUntil, setup } from "./helpers.js";
 import { PASS_READ_BOUND, recordedPasses } from "./passBudget.js";
 import { count, scaled } from "./scale.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 describe("bounded transactions with keys", () => {
   /** The most documents any loop pass of this test read, from convex-test's transaction metrics. */

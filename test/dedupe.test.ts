@@ -3,7 +3,7 @@
  * first start, another enqueue with that key creates nothing and returns it ("keep"), or gives it
  * the new args, and the new context, onComplete and due time when given ("replace").
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   callPool,
@@ -16,11 +16,6 @@ import {
   setup,
   type T,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** Enqueues one action with `dedupeKey` "doc-1" and the given options; returns its id. */
 async function enqueueDeduped(

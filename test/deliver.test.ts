@@ -5,7 +5,7 @@
  * against the pass budget (test/passBudget.setup.ts).
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   completions,
@@ -18,11 +18,6 @@ import {
   setup,
   type T,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** Silences the report and info lines; returns the ERROR lines logged, parsed. */
 function captureErrors() {

@@ -4,7 +4,7 @@
  * (see helpers.ts); each test gets a fresh backend.
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { RECOVERY_INTERVAL_MS, REPORT_LOST_AFTER_MS } from "../src/component/recovery.js";
 import { REPORT_ATTEMPTS } from "../src/component/worker.js";
 import { probe } from "./app/probe.js";
@@ -21,11 +21,6 @@ import {
   type T,
 } from "./helpers.js";
 import { count, scaled } from "./scale.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 describe("clock jumps", () => {
   it("a jump of hours forward neither loses nor duplicates work", async () => {

@@ -5,7 +5,7 @@
  * each pool key's attempts (running at once, start order) from inside the jobs.
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { onTopLevelTransaction } from "../bench/instrument.js";
 import { probe } from "./app/probe.js";
 import {
@@ -20,11 +20,6 @@ import {
   setup,
   type T,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** Job args for `n` jobs of pool key `key`: job keys "key:0" … */
 function jobsOf(key: string, n: number, behavior: Record<string, unknown> = {}) {

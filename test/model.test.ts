@@ -23,7 +23,7 @@
  */
 import fc from "fast-check";
 import { anyApi } from "convex/server";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   busiestWindow,
@@ -247,11 +247,6 @@ const totals = {
   cancels: 0,
   duplicates: 0,
 };
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 // What the run drew, printed for the long runs (test:slow, npm run fuzz with FUZZ_RUNS) only.
 afterAll(() => {

@@ -2,7 +2,7 @@
  * The per-pass budget check (test/passBudget.ts, applied after every test by
  * test/passBudget.setup.ts) can fail, and it really hears the loop's passes.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enqueue, runFor, setup } from "./helpers.js";
 import {
   checkPassBudget,
@@ -15,11 +15,6 @@ import {
   recordedPasses,
   recordPass,
 } from "./passBudget.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 const MAIN = "workpool:loop:main (mutation)";
 const small = {

@@ -4,7 +4,7 @@
  * and sleeping actions run as time passes.
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   completions,
@@ -21,11 +21,6 @@ import {
   runUntil,
   setup,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 const keys = (n: number, prefix = "j") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 

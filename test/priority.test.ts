@@ -3,14 +3,9 @@
  * before any "normal" one and "normal" before "low"; within a level, earlier due time first; a retry
  * keeps its priority; a key's order is priority, then due time.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { probe } from "./app/probe.js";
 import { completions, enqueue, info, runUntil, setup } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** Job keys in the order their first attempts started. */
 function startOrder(): string[] {

@@ -3,7 +3,7 @@
  * `periodMs`, retries included, across loop restarts; the loop sleeps until the next start is
  * allowed. (The sustained rate, at least 90 % of the limit, is measured by `npm run bench`.)
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   busiestWindow,
@@ -14,11 +14,6 @@ import {
   runUntil,
   setup,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** The time of every attempt's start as the pool made it (its DEBUG "started" lines, logged by
  * the pass that starts the attempt): what the limit counts. The function itself begins when the

@@ -4,7 +4,7 @@
  * virtual (helpers.ts).
  */
 import { anyApi } from "convex/server";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { RECOVERY_INTERVAL_MS } from "../src/component/recovery.js";
 import { SEGMENT_MS } from "../src/component/segments.js";
@@ -19,11 +19,6 @@ import {
   runUntil,
   setup,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 function quiet() {
   for (const level of ["info", "warn", "error"] as const) {

@@ -3,7 +3,7 @@
  * its slot back and run again `delayMs` later without spending an attempt. Job keys are
  * "<pool key>:<n>" where keys matter, so the probe counts each pool key's runs from inside the jobs.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nextSegment } from "../src/component/segments.js";
 import { probe } from "./app/probe.js";
 import {
@@ -17,11 +17,6 @@ import {
   runUntil,
   setup,
 } from "./helpers.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
 
 /** The outcome onComplete received for each job key. */
 async function outcomes(t: ReturnType<typeof setup>): Promise<Record<string, string>> {
