@@ -86,11 +86,15 @@ export const main = internalMutation({
       moreCompletions || moreCancelations || starts.more
         ? { kind: "now" }
         : await nextWake(pass, expiry, starts.heldByRate);
-    // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions; its
-    // report waits for the interval, so the backlog scan is not paid on every pass.)
+    // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions, and a
+    // rate-limited one until its window frees; their reports wait for the interval, so the backlog
+    // scan is not paid on every pass.)
     const goingQuiet =
       wake.kind === "idle" ||
-      (wake.kind === "segment" && wake.segment > pass.segment + 1 && state.running === 0);
+      (wake.kind === "segment" &&
+        wake.segment > pass.segment + 1 &&
+        state.running === 0 &&
+        !starts.heldByRate);
     await maybeReport(pass, goingQuiet);
     state.generation = generation + 1;
     await scheduleNext(pass, wake);
