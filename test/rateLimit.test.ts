@@ -59,6 +59,21 @@ describe("rate limit", () => {
     expect(starts[starts.length - 1] - starts[0]).toBeLessThan(8 * rateLimit.periodMs);
   });
 
+  it("keeps a period shorter than a segment, waking when its window frees", async () => {
+    const t = setup();
+    const starts = listenForStarts();
+    const rateLimit = { starts: 3, periodMs: 150 };
+    const jobs = Array.from({ length: 60 }, (_, i) => ({ key: `j${i}` }));
+    await enqueue(t, "mutation", jobs, {
+      batch: true,
+      poolOptions: { maxParallelism: 50, rateLimit, logLevel: "DEBUG" },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 60, 30_000);
+    expect(busiestWindow(starts, rateLimit.periodMs)).toBe(rateLimit.starts);
+    // 60 starts need 19 full windows after the first; waking on 100 ms segments would take 38.
+    expect(starts[starts.length - 1] - starts[0]).toBeLessThan(22 * rateLimit.periodMs);
+  });
+
   it("sleeps until the next start is allowed: no pass in between", async () => {
     const t = setup();
     const passes = countPasses();

@@ -27,7 +27,9 @@ import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 /** When the loop runs next. */
 type Wake =
   | { kind: "now" } // a batch was full: more is due already
-  | { kind: "segment"; segment: number } // sleep until the start of `segment`
+  // Sleep until the start of `segment`, or until `at` (in or before it) when a start waits for
+  // the rate limit's window, which frees at an instant of its own, not on a segment boundary.
+  | { kind: "segment"; segment: number; at?: number }
   | { kind: "idle" }; // nothing to do until a caller wakes it
 
 function initialState(now: number): LoopState {
@@ -141,6 +143,7 @@ async function nextWake(
     await firstLaterSegment(pass, "pendingCompletion"),
     await firstLaterSegment(pass, "pendingCancelation"),
   ];
+  let rateWakeAt: number | undefined;
   if (pass.state.running < pass.config.maxParallelism && !pass.config.paused) {
     const readyAt = await firstReadyAt(pass);
     const starts = [
@@ -152,6 +155,7 @@ async function nextWake(
     const allowedAt = nextStartAllowedAt(pass);
     const notBefore = allowedAt === undefined ? 0 : segmentForRunAt(allowedAt, pass.now);
     if (starts.length > 0) candidates.push(Math.max(Math.min(...starts), notBefore));
+    if (heldByRate && allowedAt !== undefined) rateWakeAt = allowedAt;
   }
   const recoveryAt = nextRecoveryAt(pass);
   if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));
@@ -163,7 +167,12 @@ async function nextWake(
   }
   const segments = candidates.filter((s): s is number => s !== undefined);
   if (segments.length === 0) return { kind: "idle" };
-  return { kind: "segment", segment: Math.max(pass.segment + 1, Math.min(...segments)) };
+  const segment = Math.max(pass.segment + 1, Math.min(...segments));
+  // Due work held by the rate limit starts the moment its window frees, if nothing comes sooner.
+  if (rateWakeAt !== undefined && rateWakeAt <= segmentStart(segment)) {
+    return { kind: "segment", segment, at: rateWakeAt };
+  }
+  return { kind: "segment", segment };
 }
 
 /** Schedules the next `main` and records in `runStatus` whether callers must wake it. */
@@ -181,7 +190,7 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
   switch (wake.kind) {
     case "now":
     case "segment": {
-      const at = wake.kind === "now" ? pass.now : segmentStart(wake.segment);
+      const at = wake.kind === "now" ? pass.now : (wake.at ?? segmentStart(wake.segment));
       const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
       pass.state.nextPassId = scheduledId;
       if (wake.kind === "now" || wake.segment === pass.segment + 1) {

@@ -10,19 +10,18 @@
  */
 import type { Config } from "./config.js";
 import type { Pass } from "./pass.js";
-import { SEGMENT_MS } from "./segments.js";
 
-/** Buckets per period: a start waits at most 1/50 of the period (or a segment, if wider) longer than
- * an exact log would make it, so a long backlog runs at 98 % of the limit or more for periods of 5 s
- * and up (the promise is 90 %, which a segment's wait keeps down to 1 s periods), while the log
- * stays about a kilobyte in the loop's state row, which every pass rewrites. */
+/** Buckets per period: a start waits at most 1/50 of the period longer than an exact log would
+ * make it, so a long backlog runs at 98 % of the limit or more (the promise is 90 %), while the log
+ * stays about a kilobyte in the loop's state row, which every pass rewrites. (The loop wakes at the
+ * instant a window frees, not on a segment boundary, so short periods keep that pace too.) */
 export const RATE_LOG_BUCKETS = 50;
 
 export type RateLimit = NonNullable<Config["rateLimit"]>;
 
-/** How wide one bucket of the log is, for this limit: never under a segment (a pass's unit). */
+/** How wide one bucket of the log is, for this limit. */
 function bucketMs(limit: RateLimit): number {
-  return Math.max(SEGMENT_MS, Math.ceil(limit.periodMs / RATE_LOG_BUCKETS));
+  return Math.ceil(limit.periodMs / RATE_LOG_BUCKETS);
 }
 
 /** The log's buckets still inside the window that ends now (older ones are dropped). */
