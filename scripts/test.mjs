@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// `npm test`: the checks every change must pass, in order — types, lint, the vitest suite, the
-// package test — stopping at the first failure, then one summary line with each step's time.
+// `npm test`: the checks every change must pass — types and lint (side by side, one core each),
+// then the vitest suite, then the package test — stopping at the first failure, then one summary
+// line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
 // (test/scale.ts). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
 // turned off, so logs stay plain.
-import { spawnSync } from "node:child_process";
+import { Buffer } from "node:buffer";
+import { spawn, spawnSync } from "node:child_process";
 
 const SLOW_FILES = [
   "test/faults.test.ts",
@@ -17,8 +19,10 @@ const slow = process.argv[2] === "slow";
 const STEPS = slow
   ? [["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]]]
   : [
-      ["typecheck", ["run", "typecheck"]],
-      ["lint", ["run", "lint"]],
+      [
+        ["typecheck", ["run", "typecheck"]],
+        ["lint", ["run", "lint"]],
+      ],
       ["vitest", ["exec", "--", "vitest", "run"]],
       ["package test", ["run", "test:package"]],
     ];
@@ -30,16 +34,44 @@ if (!process.stdout.isTTY) {
   delete env.FORCE_COLOR;
 }
 
+/** Runs `npm <args>` with its output collected, printed in one piece when it ends. */
+function runQuietly(args) {
+  return new Promise((resolve) => {
+    const child = spawn("npm", args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    const chunks = [];
+    child.stdout.on("data", (chunk) => chunks.push(chunk));
+    child.stderr.on("data", (chunk) => chunks.push(chunk));
+    child.on("close", (status) => resolve({ status, output: Buffer.concat(chunks) }));
+  });
+}
+
 const started = Date.now();
 const times = [];
-for (const [step, args] of STEPS) {
+const failed = (step, status) => {
+  console.log(`\n${name}: FAILED at ${step} (${times.join(", ")})`);
+  process.exit(status ?? 1);
+};
+for (const entry of STEPS) {
+  if (Array.isArray(entry[0])) {
+    // A group: its steps run at once, each printed whole when it ends.
+    const results = await Promise.all(
+      entry.map(async ([step, args]) => {
+        const t0 = Date.now();
+        const r = await runQuietly(args);
+        process.stdout.write(r.output);
+        times.push(`${step} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+        return { step, status: r.status };
+      }),
+    );
+    const bad = results.find((r) => r.status !== 0);
+    if (bad) failed(bad.step, bad.status);
+    continue;
+  }
+  const [step, args] = entry;
   const t0 = Date.now();
   const r = spawnSync("npm", args, { stdio: "inherit", env });
   times.push(`${step} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  if (r.status !== 0) {
-    console.log(`\n${name}: FAILED at ${step} (${times.join(", ")})`);
-    process.exit(r.status ?? 1);
-  }
+  if (r.status !== 0) failed(step, r.status);
 }
 const total = ((Date.now() - started) / 1000).toFixed(0);
 const next = slow ? "" : "; long runs: npm run test:slow";
