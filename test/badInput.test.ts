@@ -40,6 +40,8 @@ type Case = {
 const QUERIES = new Set([
   "status",
   "statusBatch",
+  "info",
+  "lib.info",
   "keyStatus",
   "lib.status",
   "lib.statusBatch",
@@ -437,6 +439,19 @@ function clientCases(): Case[] {
       call: client("status", [5]),
       names: typeError("string", "5"),
       typeOnly: true,
+    },
+    { name: "retry: id not a WorkId", call: client("retry", ["not-an-id"]), names: named("id") },
+    { name: "info: id not a WorkId", call: client("info", ["not-an-id"]), names: named("id") },
+    { name: "retry: a pending job", call: client("retry", [PENDING_ID]), names: named("id") },
+    {
+      name: "retry: a job that succeeded",
+      call: client("retry", [FINISHED_ID]),
+      names: named("id"),
+    },
+    {
+      name: "retry: an id of another table",
+      call: client("retry", [OTHER_TABLE_ID]),
+      names: named("id"),
     },
     {
       name: "statusBatch: ids not an array",
@@ -972,6 +987,28 @@ function componentCases(): Case[] {
       names: unknown("limit"),
     },
   );
+  cases.push(
+    {
+      name: "lib.retry: id not a WorkId",
+      call: direct("lib.retry", { id: "not-an-id" }),
+      names: named("id"),
+    },
+    {
+      name: "lib.retry: a job that succeeded",
+      call: direct("lib.retry", { id: FINISHED_ID }),
+      names: named("id"),
+    },
+    {
+      name: "lib.retry: config.maxParallelism negative",
+      call: direct("lib.retry", { id: FINISHED_ID, config: { maxParallelism: -1 } }),
+      names: named("config.maxParallelism"),
+    },
+    {
+      name: "lib.info: id not a WorkId",
+      call: direct("lib.info", { id: "not-an-id" }),
+      names: named("id"),
+    },
+  );
 
   // config.update
   for (const [what, value] of PARALLELISM_CASES) {
@@ -1108,6 +1145,10 @@ describe("bad-input catalogue", () => {
         "keyStatus",
         "pause",
         "resume",
+        "retry",
+        "info",
+        "lib.retry",
+        "lib.info",
         "keys.setKeyParallelism",
         "keys.keyStatus",
         "keys.pause",

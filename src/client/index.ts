@@ -557,6 +557,19 @@ export class Workpool {
     await ctx.runMutation(this.component.lib.cancel, { id, config: this.config() });
   }
 
+  /**
+   * Runs a job that failed or was canceled again, while its status is retained: a new job, due now,
+   * with the same function, args and options (name, key, priority, retry, onComplete, context).
+   * Returns the new job's id; the old job keeps its one onComplete. An unknown, unfinished or
+   * succeeded job is rejected (an InvalidArgument error naming `id`).
+   */
+  async retry(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<WorkId> {
+    return (await ctx.runMutation(this.component.lib.retry, {
+      id,
+      config: this.config(),
+    })) as WorkId;
+  }
+
   /** Cancels every unfinished job (with `key`: every unfinished job of that key, and no others),
    * `limit` per transaction (default 500). */
   async cancelAll(

@@ -12,6 +12,7 @@ import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "./kick.js";
 import {
   assertNever,
+  keptForRetry,
   runNumber,
   vAttemptResult,
   type AttemptResult,
@@ -140,7 +141,10 @@ export async function settleAttempt(
     case "finish": {
       // A snooze's report is not an attempt; a canceled snooze finishes without counting one.
       const attempts = outcome.kind === "snoozed" ? work.attempts : attempt;
-      await finishJob(pass, { ...work, attempts }, decision.result, returnValuePayloadId);
+      // The args the start dropped come back with the report, for `retry` to use.
+      const handedBack = outcome.kind === "success" ? undefined : outcome.fnArgs;
+      const fnArgs = work.fnArgs ?? (work.payloadId === undefined ? handedBack : undefined);
+      await finishJob(pass, { ...work, attempts, fnArgs }, decision.result, returnValuePayloadId);
       return;
     }
     default:
@@ -204,10 +208,11 @@ export async function finishJob(
     // A large job's payloads are read by its delivery: the sweeper leaves it until then.
     deliveryPending: delivery.cleanup,
     // A finished job keeps only what status and info need: dropping what no later step reads keeps
-    // the retained row (and this write) small. Delivery carries the callback.
-    fnArgs: undefined,
-    retryBehavior: undefined,
-    onComplete: undefined,
+    // the retained row (and this write) small. Delivery carries the callback. A job that failed or
+    // was canceled keeps its args and options while retained, so that `retry` can run it again.
+    ...(keptForRetry(result)
+      ? { fnArgs: work.fnArgs }
+      : { fnArgs: undefined, retryBehavior: undefined, onComplete: undefined }),
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   pass.state.stats[kind]++;

@@ -19,7 +19,7 @@ import { errorMessage } from "./errors.js";
 import { createLogger, type Logger } from "./logging.js";
 import { forgetDedupeKeys } from "./dedupe.js";
 import { countSwept } from "./sweep.js";
-import { vResult, type RunResult } from "./model.js";
+import { keptForRetry, vResult, type RunResult } from "./model.js";
 import type { Pass } from "./pass.js";
 
 /** Callbacks one delivery transaction takes at most: enough that a busy pass costs one extra call,
@@ -168,7 +168,10 @@ async function fullResult(ctx: MutationCtx, item: DeliveryItem): Promise<RunResu
 /** A large job, once delivered: its args and context are dropped, and the sweeper may have it — or,
  * if it expired meanwhile (a short statusTtl), it is deleted here, as the sweeper passed it by. */
 async function cleanUp(ctx: MutationCtx, item: DeliveryItem) {
-  if (item.payloadId) await ctx.db.delete("payloads", item.payloadId);
+  // A job that failed or was canceled keeps its args (and their payload) for `retry`: the sweeper
+  // deletes the payload with the job.
+  const keepArgs = keptForRetry(item.result);
+  if (item.payloadId && !keepArgs) await ctx.db.delete("payloads", item.payloadId);
   const work = await ctx.db.get("work", item.workId);
   if (work === null) return;
   if (work.expiresAt !== undefined && work.expiresAt <= Date.now()) {
@@ -178,7 +181,10 @@ async function cleanUp(ctx: MutationCtx, item: DeliveryItem) {
     await forgetDedupeKeys(ctx, [work]);
     return;
   }
-  await ctx.db.patch("work", item.workId, { payloadId: undefined, deliveryPending: undefined });
+  await ctx.db.patch("work", item.workId, {
+    ...(keepArgs ? {} : { payloadId: undefined }),
+    deliveryPending: undefined,
+  });
 }
 
 /** Counts callbacks that could not be delivered (the `deliveryStats` singleton). */

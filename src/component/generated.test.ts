@@ -49,6 +49,7 @@ describe("_generated/component.ts", () => {
       "lib.enqueue",
       "lib.enqueueBatch",
       "lib.info",
+      "lib.retry",
       "lib.status",
       "lib.statusBatch",
     ]);

@@ -50,6 +50,7 @@ export async function deriveInfo(
     name: work.fnName,
     fnType: work.fnType,
     priority: (work.priority ?? "normal") as Priority,
+    ...(work.key !== undefined ? { key: work.key } : {}),
     previousAttempts: work.attempts,
     // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.
     enqueuedAt: Math.floor(work._creationTime),

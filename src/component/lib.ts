@@ -29,6 +29,7 @@ import {
 } from "./model.js";
 import { dueSegment } from "./segments.js";
 import { findDuplicate, rememberDedupeKey, replaceJob } from "./dedupe.js";
+import { rerunRequest } from "./rerun.js";
 import { validateKey } from "./validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -109,6 +110,27 @@ async function applyCancelConfig(
   validateConfigUpdate(update, "config.");
   if (await applyConfig(ctx, update)) await claimSegment(ctx);
 }
+
+/**
+ * Runs a finished job that failed or was canceled again, as a new job due now, with the same
+ * function, args and options (rerun.ts); returns the new job's id. The old job keeps its one
+ * onComplete. Anything else (an unknown, unfinished or succeeded job) is rejected naming `id`.
+ */
+export const retry = mutation({
+  args: { id: v.string(), config: v.optional(vConfigUpdate) },
+  returns: v.string(),
+  handler: async (ctx, { id, config }): Promise<string> => {
+    const now = Date.now();
+    if (config) validateConfigUpdate(config, "config.");
+    const item = await rerunRequest(ctx.db, await ctx.db.get("work", parseWorkId(ctx.db, id)), id);
+    const checked = validateEnqueueItem(item, now);
+    if (config) await applyConfig(ctx, config);
+    const segment = await claimSegment(ctx, dueSegment(checked.runAt));
+    const workId = await insertJob(ctx, item, checked, now, segment);
+    await countEnqueues(ctx, [item]);
+    return workId;
+  },
+});
 
 /** Asks the loop to cancel a job. Pending work never starts; running work is not interrupted and is
  * not retried. An unknown (e.g. already swept) id is ignored. */

@@ -58,7 +58,13 @@ export type RunResult<ReturnValue = any> =
  * attempt, or a snooze (SnoozeError: run again `delayMs` later, no attempt spent). */
 export const vAttemptResult = v.union(
   v.object({ kind: v.literal("success"), returnValue: v.any() }),
-  v.object({ kind: v.literal("failed"), error: v.string(), nonRetryable: v.optional(v.boolean()) }),
+  v.object({
+    kind: v.literal("failed"),
+    error: v.string(),
+    nonRetryable: v.optional(v.boolean()),
+    /** The job's inline args, handed back: a job that fails for good keeps them for `retry`. */
+    fnArgs: v.optional(v.any()),
+  }),
   v.object({
     kind: v.literal("snoozed"),
     delayMs: v.number(),
@@ -68,6 +74,11 @@ export const vAttemptResult = v.union(
   }),
 );
 export type AttemptResult = Infer<typeof vAttemptResult>;
+
+/** True for an outcome whose job keeps its args and options for `retry` while retained. */
+export function keptForRetry(result: { kind: string }): boolean {
+  return result.kind === "failed" || result.kind === "canceled";
+}
 
 /**
  * The number of a job's current (or next) run: every run ends by counting an attempt or a snooze,

@@ -40,8 +40,8 @@ function failure(error: unknown, fnArgs: unknown): AttemptResult {
   const delayMs = snoozeDelayMs(error);
   if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
   return isNonRetryableError(error)
-    ? { kind: "failed", error: errorMessage(error), nonRetryable: true }
-    : { kind: "failed", error: errorMessage(error) };
+    ? { kind: "failed", error: errorMessage(error), nonRetryable: true, fnArgs }
+    : { kind: "failed", error: errorMessage(error), fnArgs };
 }
 
 /** A success, unless its return value is too large to record: then a failure that names the size

@@ -27,6 +27,7 @@ import type * as pass from "../pass.js";
 import type * as payloads from "../payloads.js";
 import type * as rateLimit from "../rateLimit.js";
 import type * as recovery from "../recovery.js";
+import type * as rerun from "../rerun.js";
 import type * as retry from "../retry.js";
 import type * as segments from "../segments.js";
 import type * as start from "../start.js";
@@ -63,6 +64,7 @@ const fullApi: ApiFromModules<{
   payloads: typeof payloads;
   rateLimit: typeof rateLimit;
   recovery: typeof recovery;
+  rerun: typeof rerun;
   retry: typeof retry;
   segments: typeof segments;
   start: typeof start;

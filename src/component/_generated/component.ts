@@ -194,6 +194,21 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         } | null,
         Name
       >;
+      retry: FunctionReference<
+        "mutation",
+        "internal",
+        {
+          config?: {
+            keyParallelism?: number;
+            logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
+            maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
+          };
+          id: string;
+        },
+        string,
+        Name
+      >;
       status: FunctionReference<
         "query",
         "internal",
