@@ -17,6 +17,7 @@ import type { KeyStatus } from "convex-workpool";
 import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import type { Doc } from "../example/convex/_generated/dataModel.js";
+import { rateChecks } from "../bench/checks.js";
 import schema from "../example/convex/schema.js";
 import { runningChart } from "./chart.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
@@ -61,17 +62,6 @@ const PRIORITIES: Priority[] = ["high", "normal", "low"];
 /** The priority of email `i` with --priority-mix, or undefined without. */
 const priorityOf = (i: number): Priority | undefined =>
   !priorityMix ? undefined : i % 10 === 0 ? "high" : i % 3 === 0 ? "low" : "normal";
-
-/** The most of `times` in any half-open window [s, s + periodMs) that begins at one of them. */
-function busiestWindow(times: number[], periodMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && sorted[j] < sorted[i] + periodMs) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
-}
 
 /** Why retries appear late (with keys: why a key can sit idle); printed in the report and under
  * the chart. */
@@ -498,19 +488,17 @@ it("runs the example app's email workload", async () => {
   /** The rate limit as kept (with --rate): the pool's starts, window by window. */
   const rateRows = (): Array<[string, string]> => {
     if (!rate || poolStarts.length === 0) return [];
-    const span = Math.max(...poolStarts) - Math.min(...poolStarts);
-    // The least time `n` starts can take under the limit: a full window per `starts` after the first.
-    const least = (Math.ceil(poolStarts.length / rate.starts) - 1) * rate.periodMs;
+    const { busiest, spanMs, achieved } = rateChecks(poolStarts, rate);
     return [
       [
         "rate limit",
-        `${rate.starts} per ${rate.periodMs} ms: busiest window ${busiestWindow(poolStarts, rate.periodMs)} ` +
-          `starts (counted when the pool starts an attempt; the function begins a moment later)`,
+        `${rate.starts} per ${rate.periodMs} ms: busiest window ${busiest} starts ` +
+          `(counted when the pool starts an attempt; the function begins a moment later)`,
       ],
       [
         "achieved",
-        `${poolStarts.length} starts in ${(span / 1000).toFixed(1)} s: ` +
-          `${span > 0 ? ((100 * least) / span).toFixed(1) : "100.0"}% of the limit's pace`,
+        `${poolStarts.length} starts in ${(spanMs / 1000).toFixed(1)} s: ` +
+          `${(100 * achieved).toFixed(1)}% of the limit's pace`,
       ],
     ];
   };
@@ -559,7 +547,7 @@ it("runs the example app's email workload", async () => {
   expect(s.done, "every job finished").toBe(jobs);
   if (rate) {
     expect(poolStarts.length, "every attempt's start was heard").toBe(attemptRows.length);
-    expect(busiestWindow(poolStarts, rate.periodMs), "starts in one window").toBeLessThanOrEqual(
+    expect(rateChecks(poolStarts, rate).busiest, "starts in one window").toBeLessThanOrEqual(
       rate.starts,
     );
   }

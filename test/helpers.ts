@@ -2,6 +2,7 @@
  * Shared test setup. Tests drive a virtual clock (virtualClock.ts), and `runFor` advances it in
  * small steps so that scheduled functions (the loop, workers, sleeping actions) run as time passes.
  */
+import { rateChecks } from "../bench/checks.js";
 import { convexTest } from "convex-test";
 import { anyApi } from "convex/server";
 import { vi } from "vitest";
@@ -221,11 +222,5 @@ export async function keyStatus(t: any, key: string): Promise<any> {
 
 /** The most starts in any half-open window [s, s + periodMs) that begins at a start. */
 export function busiestWindow(starts: number[], periodMs: number): number {
-  const sorted = [...starts].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && sorted[j] < sorted[i] + periodMs) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
+  return rateChecks(starts, { starts: 1, periodMs }).busiest;
 }
