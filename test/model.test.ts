@@ -201,16 +201,22 @@ type WorkRow = {
   _id: string;
   key?: string;
   attempts: number;
+  snoozes?: number;
   state: { kind: "pending" | "running" | "finished"; result?: { kind: string } };
 };
 
-/** Attempts started so far: a running job's current one counts. Only a start raises it. */
+/** Runs started so far: ended attempts and snoozes, and a running job's current run. Only a start
+ * raises it (a run that ends moves from "running" to an attempt or a snooze). */
 const startedAttempts = (rows: WorkRow[]) =>
-  rows.reduce((sum, w) => sum + w.attempts + (w.state.kind === "running" ? 1 : 0), 0);
+  rows.reduce(
+    (sum, w) => sum + w.attempts + (w.snoozes ?? 0) + (w.state.kind === "running" ? 1 : 0),
+    0,
+  );
 
-/** Jobs holding their key's slot: running, or waiting out a retry's backoff. */
+/** Jobs holding their key's slot: running, or waiting out a retry's backoff or a snooze. */
 const holdingSlot = (w: WorkRow) =>
-  w.state.kind === "running" || (w.state.kind === "pending" && w.attempts > 0);
+  w.state.kind === "running" ||
+  (w.state.kind === "pending" && (w.attempts > 0 || (w.snoozes ?? 0) > 0));
 
 /** What keyStatus must say of a key, from its jobs' rows. */
 function expectedKeyCounts(rows: WorkRow[]) {

@@ -76,6 +76,34 @@ describe("priority", () => {
     expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:high", "k:normal", "k:low"]);
   });
 
+  it("a lower level is not skipped when a pass spends its last slot on a higher one", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 2 };
+    // k:0 runs and k:1 waits in key k's queue; "long" takes the second slot.
+    await enqueue(
+      t,
+      "action",
+      [
+        { key: "k:0", ms: 2000 },
+        { key: "k:1", ms: 10 },
+      ],
+      {
+        poolOptions,
+        options: { key: "k" },
+      },
+    );
+    await enqueue(t, "action", [{ key: "long", ms: 5000 }], { poolOptions });
+    await runUntil(t, () => probe.running === 2);
+    await enqueue(t, "action", [{ key: "low", ms: 10 }], {
+      poolOptions,
+      options: { priority: "low" },
+    });
+    // When k:0 ends, its pass gives the freed slot to k:1 (normal) and has none left for "low":
+    // "low" must still be read later, however long that takes.
+    await runUntil(t, async () => (await completions(t)).length === 4, 20_000);
+    expect(probe.attempts.get("low")).toBe(1);
+  });
+
   it("a high job is not held back by a low backlog of a thousand", async () => {
     const t = setup();
     const poolOptions = { maxParallelism: 5 };

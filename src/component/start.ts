@@ -86,6 +86,9 @@ async function startLevel(
   freed: FreedKey[],
   budget: Budget,
 ): Promise<boolean> {
+  // No room left: the level is not read, and its cursor stays where it is (moving it would skip
+  // its due rows below this segment).
+  if (budget.capacity <= 0 || budget.taken >= START_BATCH) return false;
   const ofLevel = () => freed.findIndex((key) => key.priority === level);
   let exhausted = false;
   // The lowest segment that may still hold a due pendingStart row of the level when it stops.
