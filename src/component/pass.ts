@@ -1,7 +1,7 @@
 /**
  * What one pass of the loop carries from stage to stage: the transaction, the pass's clock and segment,
  * the config it read, its logger, and the loop state it will write back at the end; and the
- * pending tables' read cursors.
+ * pending tables' read cursors, and the one read of due `pendingStart` rows that uses them.
  */
 import type { Doc } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
@@ -26,9 +26,36 @@ export function startCursorOf(priority: StoredPriority): "start" | "startHigh" |
   return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
 }
 
-/** Where a read of `pendingStart` across all levels starts: the lowest of the three cursors. */
-export function startTableFrom(pass: Pass): number {
-  return Math.min(...PRIORITY_LEVELS.map((level) => tableFrom(pass, startCursorOf(level))));
+/**
+ * Up to `limit` due `pendingStart` rows of one priority level, in (segment, runAt) order, read from
+ * that level's own cursor (index `by_priority`). Every read of due start rows goes through here: a
+ * read across levels by segment would start at the oldest level's cursor and walk the deleted
+ * rows of the others.
+ */
+export async function readDueStarts(
+  pass: Pass,
+  level: StoredPriority,
+  limit: number,
+): Promise<Doc<"pendingStart">[]> {
+  return await pass.ctx.db
+    .query("pendingStart")
+    .withIndex("by_priority", (q) =>
+      q
+        .eq("priority", level)
+        .gte("segment", tableFrom(pass, startCursorOf(level)))
+        .lte("segment", pass.segment),
+    )
+    .take(limit);
+}
+
+/** Due `pendingStart` rows of every level, up to `limit` in all (at most one range per level). */
+export async function countDueStarts(pass: Pass, limit: number): Promise<number> {
+  let count = 0;
+  for (const level of PRIORITY_LEVELS) {
+    if (count >= limit) break;
+    count += (await readDueStarts(pass, level, limit - count)).length;
+  }
+  return count;
 }
 
 /** Records that every row of `table` below `segment` is gone. */

@@ -21,7 +21,7 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import { advanceCursor, startCursorOf, startTableFrom, tableFrom, type Pass } from "./pass.js";
+import { advanceCursor, countDueStarts, readDueStarts, startCursorOf, type Pass } from "./pass.js";
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "./model.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
@@ -95,7 +95,7 @@ async function startLevel(
   let dueLeftAt: number | undefined;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
     const want = Math.min(budget.capacity, START_BATCH - budget.taken);
-    const due = await readDue(pass, level, want);
+    const due = await readDueStarts(pass, level, want);
     const ready = await readReady(pass, level, want);
     const dueFull = due.length === want;
     const readyFull = ready.length === want;
@@ -138,15 +138,9 @@ async function startLevel(
   return exhausted;
 }
 
-/** True when a pendingStart row or a listed key is due, at any level (two single-row reads). */
+/** True when a pendingStart row or a listed key is due, at any level (single-row reads). */
 async function anythingDue(pass: Pass): Promise<boolean> {
-  const due = await pass.ctx.db
-    .query("pendingStart")
-    .withIndex("by_segment", (q) =>
-      q.gte("segment", startTableFrom(pass)).lte("segment", pass.segment),
-    )
-    .first();
-  if (due !== null) return true;
+  if ((await countDueStarts(pass, 1)) > 0) return true;
   const readyAt = await firstReadyAt(pass);
   return readyAt !== undefined && readyAt <= pass.now;
 }
@@ -163,23 +157,6 @@ function earliest(...candidates: Array<Candidate | undefined>): Candidate | unde
     if (candidate && (best === undefined || runAtOf(candidate) < runAtOf(best))) best = candidate;
   }
   return best;
-}
-
-/** Up to `limit` due `pendingStart` rows of one priority level, in (segment, runAt) order. */
-async function readDue(
-  pass: Pass,
-  level: StoredPriority,
-  limit: number,
-): Promise<Doc<"pendingStart">[]> {
-  return await pass.ctx.db
-    .query("pendingStart")
-    .withIndex("by_priority", (q) =>
-      q
-        .eq("priority", level)
-        .gte("segment", tableFrom(pass, startCursorOf(level)))
-        .lte("segment", pass.segment),
-    )
-    .take(limit);
 }
 
 /** Up to `limit` listed keys of one priority level whose head is due, in runAt order. */

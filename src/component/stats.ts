@@ -2,7 +2,7 @@
  * Counting what the loop does and reporting it: counters live in `loopState.stats` (written only by
  * the loop), and a report is one structured JSON log line at REPORT level. Never changes job state.
  */
-import { startTableFrom, type LoopState, type Pass } from "./pass.js";
+import { countDueStarts, type LoopState, type Pass } from "./pass.js";
 
 /** How often a busy pool logs its report: once a minute is enough to graph, cheap to store. */
 export const REPORT_INTERVAL_MS = 60_000;
@@ -51,12 +51,7 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
   const { stats } = pass.state;
   const due = pass.now - stats.since >= REPORT_INTERVAL_MS;
   if (!due && !(goingQuiet && hasActivity(stats))) return;
-  const backlogRows = await pass.ctx.db
-    .query("pendingStart")
-    .withIndex("by_segment", (q) =>
-      q.gte("segment", startTableFrom(pass)).lte("segment", pass.segment),
-    )
-    .take(BACKLOG_SCAN_LIMIT);
+  const backlog = await countDueStarts(pass, BACKLOG_SCAN_LIMIT);
   const { startLagMsTotal, ...counters } = stats;
   const deliveries = await pass.ctx.db.query("deliveryStats").first();
   pass.log.report("report", {
@@ -64,8 +59,8 @@ export async function maybeReport(pass: Pass, goingQuiet: boolean): Promise<void
     periodMs: pass.now - stats.since,
     running: pass.state.running,
     maxParallelism: pass.config.maxParallelism,
-    backlog: backlogRows.length,
-    backlogIsLowerBound: backlogRows.length === BACKLOG_SCAN_LIMIT,
+    backlog: backlog,
+    backlogIsLowerBound: backlog === BACKLOG_SCAN_LIMIT,
     startLagMsAvg: stats.started > 0 ? Math.round(startLagMsTotal / stats.started) : 0,
     // Callbacks that could not be delivered since the pool began (deliver.ts).
     onCompleteFailuresTotal: deliveries?.failures ?? 0,
