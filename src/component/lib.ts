@@ -15,6 +15,8 @@ import {
   MAX_ENQUEUE_BATCH,
   validateEnqueueItem,
   vEnqueueItem,
+  type CheckedItem,
+  type EnqueueItem,
 } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
@@ -60,13 +62,24 @@ export const enqueue = mutation({
         return waiting._id;
       }
     }
-    const segment = await claimSegment(ctx, dueSegment(checked.runAt));
-    const workId = await insertJob(ctx, item, checked, now, segment);
-    await countEnqueues(ctx, [item]);
+    const workId = await enqueueOne(ctx, item, checked, now);
     if (item.dedupeKey !== undefined) await rememberDedupeKey(ctx, item.dedupeKey, workId);
     return workId;
   },
 });
+
+/** Writes one checked job into the segment `claimSegment` gives it, and counts it for its key. */
+async function enqueueOne(
+  ctx: MutationCtx,
+  item: EnqueueItem,
+  checked: CheckedItem,
+  now: number,
+): Promise<Id<"work">> {
+  const segment = await claimSegment(ctx, dueSegment(checked.runAt));
+  const workId = await insertJob(ctx, item, checked, now, segment);
+  await countEnqueues(ctx, [item]);
+  return workId;
+}
 
 export const enqueueBatch = mutation({
   args: { items: v.array(vEnqueueItem), config: vConfigUpdate },
@@ -125,10 +138,7 @@ export const retry = mutation({
     const item = await rerunRequest(ctx.db, await ctx.db.get("work", parseWorkId(ctx.db, id)), id);
     const checked = validateEnqueueItem(item, now);
     if (config) await applyConfig(ctx, config);
-    const segment = await claimSegment(ctx, dueSegment(checked.runAt));
-    const workId = await insertJob(ctx, item, checked, now, segment);
-    await countEnqueues(ctx, [item]);
-    return workId;
+    return await enqueueOne(ctx, item, checked, now);
   },
 });
 
