@@ -93,6 +93,8 @@ export const COMPONENT_TABLES = [
   "keyState",
   "keyLedger",
   "keySettings",
+  "enqueueCounts",
+  "eventCounts",
 ] as const;
 
 /** Every row of every component table, and the component's scheduled functions, for before/after
@@ -218,6 +220,32 @@ export async function callPool(
 /** `pool.keyStatus(ctx, key)`, from a query. */
 export async function keyStatus(t: any, key: string): Promise<any> {
   return await t.query(anyApi.pool.callClientQuery, { method: "keyStatus", args: [key] });
+}
+
+/** `pool.list(ctx, args)`, from a query. */
+export async function listJobs(t: any, args: Record<string, unknown>): Promise<any> {
+  return await t.query(anyApi.pool.callClientQuery, { method: "list", args: [args] });
+}
+
+/** Every job `pool.list` gives for `filter`, page after page of `pageSize`. */
+export async function listAll(
+  t: any,
+  filter: Record<string, unknown> = {},
+  pageSize = 100,
+): Promise<any[]> {
+  const jobs: any[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const page = await listJobs(t, { ...filter, paginationOpts: { numItems: pageSize, cursor } });
+    jobs.push(...page.page);
+    if (page.isDone) return jobs;
+    cursor = page.continueCursor;
+  }
+}
+
+/** `pool.stats(ctx)`, from a query. */
+export async function poolStats(t: any): Promise<any> {
+  return await t.query(anyApi.pool.callClientQuery, { method: "stats", args: [] });
 }
 
 /** The most starts in any half-open window [s, s + periodMs) that begins at a start. */

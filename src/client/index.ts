@@ -17,6 +17,8 @@ import {
   type GenericDataModel,
   type GenericMutationCtx,
   type GenericQueryCtx,
+  type PaginationOptions,
+  type PaginationResult,
   type RegisteredMutation,
 } from "convex/server";
 import { v, type Infer, type Validator, type VAny, type VString } from "convex/values";
@@ -29,6 +31,11 @@ import {
   vResultKind,
   vRetryBehavior,
   vWorkInfo as vComponentWorkInfo,
+  vListedWorkInfo as vComponentListedWorkInfo,
+  vListFilter,
+  vPoolStats,
+  type ListFilter,
+  type PoolStats,
   type LogLevel,
   type Priority,
   type ResultKind,
@@ -123,6 +130,24 @@ export const vWorkInfo = v.object({ ...vComponentWorkInfo.fields, id: vWorkId })
  * onComplete got.
  */
 export type WorkInfo = Infer<typeof vWorkInfo>;
+
+/** Validator of one job of a `list` page: `info`'s shape, without a success's return value. */
+export const vListedWorkInfo = v.object({ ...vComponentListedWorkInfo.fields, id: vWorkId });
+/** One job of a `list` page. */
+export type ListedWorkInfo = Infer<typeof vListedWorkInfo>;
+
+/** Validator of `list`'s filters (spread it into your query's args, beside `paginationOpts`). */
+export { vListFilter };
+/** What `list` takes: filters (all optional) and Convex's `paginationOpts`. */
+export type ListArgs = ListFilter & { paginationOpts: PaginationOptions };
+
+/** Validator of what `stats` returns. */
+export { vPoolStats as vStats };
+/**
+ * What `stats` returns: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
+ * { started, succeeded, failed, canceled, retried } }`.
+ */
+export type Stats = PoolStats;
 
 /** The arguments an onComplete mutation receives. */
 export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
@@ -632,6 +657,26 @@ export class Workpool {
    */
   async info(ctx: AnyCtx, id: WorkId): Promise<WorkInfo | null> {
     return (await ctx.runQuery(this.component.lib.info, { id })) as WorkInfo | null;
+  }
+
+  /**
+   * A page of jobs, for an admin page (`usePaginatedQuery`): `state` filters by state, `outcome`
+   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key. Pending
+   * jobs come by due time and running ones by start time (oldest first), finished ones newest
+   * first; with neither state nor outcome, newest enqueued first. Each job is as `info` shows it,
+   * without a success's return value. At most 1,000 jobs a page.
+   */
+  async list(ctx: AnyCtx, args: ListArgs): Promise<PaginationResult<ListedWorkInfo>> {
+    return (await ctx.runQuery(this.component.inspect.list, args)) as PaginationResult<ListedWorkInfo>;
+  }
+
+  /**
+   * The pool's health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
+   * { started, succeeded, failed, canceled, retried } }`. Exact, and it costs the same few reads
+   * at any backlog. `lastMinute` counts the current second and the 59 before it.
+   */
+  async stats(ctx: AnyCtx): Promise<Stats> {
+    return await ctx.runQuery(this.component.inspect.stats, {});
   }
 
   /**

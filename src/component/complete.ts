@@ -22,6 +22,7 @@ import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { decideCompletion } from "./retry.js";
 import { segmentForRunAt } from "./segments.js";
+import { countEvent, recordFinish } from "./stats.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
  * own, so 50 keeps a pass well inside Convex's transaction limits. */
@@ -109,9 +110,13 @@ export async function settleAttempt(
   switch (decision.kind) {
     case "retry": {
       const runAt = pass.now + decision.delayMs;
-      await pass.ctx.db.patch("work", work._id, { attempts: attempt, state: { kind: "pending" } });
+      await pass.ctx.db.patch("work", work._id, {
+        attempts: attempt,
+        state: { kind: "pending" },
+        listAt: runAt,
+      });
       await requeue(pass, work, runAt);
-      pass.state.stats.retried++;
+      countEvent(pass, "retried");
       pass.log.info("retry", {
         workId: work._id,
         fnName: work.fnName,
@@ -128,6 +133,7 @@ export async function settleAttempt(
       await pass.ctx.db.patch("work", work._id, {
         snoozes,
         state: { kind: "pending" },
+        listAt: runAt,
         ...(work.payloadId === undefined ? { fnArgs } : {}),
       });
       await requeue(pass, work, runAt);
@@ -203,6 +209,7 @@ export async function finishJob(
       finishedAt: now,
       startedAt: work.state.kind === "running" ? work.state.startedAt : undefined,
     },
+    listAt: now,
     resultPayloadId,
     expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
     // A large job's payloads are read by its delivery: the sweeper leaves it until then.
@@ -215,7 +222,7 @@ export async function finishJob(
       : { fnArgs: undefined, retryBehavior: undefined, onComplete: undefined }),
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
-  pass.state.stats[kind]++;
+  recordFinish(pass, kind);
   if (work.key !== undefined) {
     // A job holds its key's slot from its first start (a pending job with attempts or snoozes
     // behind it is waiting out a retry's backoff or a snooze).

@@ -70,6 +70,14 @@ export async function replaceJob(
   const payloadId = large
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context })
     : undefined;
+  const start =
+    segment === undefined
+      ? null
+      : await ctx.db
+          .query("pendingStart")
+          .withIndex("by_workId", (q) => q.eq("workId", work._id))
+          .first();
+  const dueAt = Math.max(runAt, now);
   await ctx.db.patch("work", work._id, {
     fnArgs: large ? undefined : item.fnArgs,
     payloadId,
@@ -78,17 +86,14 @@ export async function replaceJob(
       context: large ? undefined : context,
       excludeKinds: onComplete.excludeKinds,
     },
+    ...(start !== null ? { listAt: dueAt } : {}),
   });
-  if (segment === undefined) return;
-  const start = await ctx.db
-    .query("pendingStart")
-    .withIndex("by_workId", (q) => q.eq("workId", work._id))
-    .first();
-  if (start === null) return;
-  await ctx.db.patch("pendingStart", start._id, {
-    runAt: Math.max(runAt, now),
-    segment: Math.max(segment, dueSegment(runAt)),
-  });
+  if (start !== null && segment !== undefined) {
+    await ctx.db.patch("pendingStart", start._id, {
+      runAt: dueAt,
+      segment: Math.max(segment, dueSegment(runAt)),
+    });
+  }
 }
 
 /** Drops the dedupe rows that point at jobs being deleted (by the sweeper, or by delivery). */

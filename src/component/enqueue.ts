@@ -128,6 +128,7 @@ export async function insertJob(
     },
     statusTtlMs: ttl === Number.POSITIVE_INFINITY ? undefined : ttl,
     state: { kind: "pending" },
+    listAt: Math.max(runAt, now),
     key: item.key,
     priority: storedPriority(item.priority),
     dedupeKey: item.dedupeKey,
@@ -142,16 +143,31 @@ export async function insertJob(
   return workId;
 }
 
+/** How many rows `enqueueCounts` spreads the pool's enqueue count over: two concurrent enqueue
+ * calls touch the same row (and one retries) 1 time in 16, and `stats` reads all 16. */
+export const ENQUEUE_COUNT_SHARDS = 16;
+
 /**
- * Counts keyed jobs in their keys' ledgers, for `keyStatus`: one update per key, however many of
- * the key's jobs the call enqueued. The ledger is written only by enqueues of that key and the
- * sweeper, and never read by the loop: an enqueue conflicts with neither the loop nor enqueues of
- * other keys.
+ * Counts a call's jobs for `stats` in one `enqueueCounts` shard, and keyed jobs in their keys'
+ * ledgers for `keyStatus` (one update per key, however many of the key's jobs the call enqueued).
+ * Both are written only by enqueues (and the ledger by the sweeper), and never read by the loop:
+ * an enqueue conflicts with no pass, nor with enqueues of other keys (but 1 in 16 of other calls).
  */
 export async function countEnqueues(
   ctx: MutationCtx,
   items: ReadonlyArray<{ key?: string }>,
 ): Promise<void> {
+  if (items.length === 0) return;
+  const shard = Math.floor(Math.random() * ENQUEUE_COUNT_SHARDS);
+  const counter = await ctx.db
+    .query("enqueueCounts")
+    .withIndex("by_shard", (q) => q.eq("shard", shard))
+    .first();
+  if (counter) {
+    await ctx.db.patch("enqueueCounts", counter._id, { enqueued: counter.enqueued + items.length });
+  } else {
+    await ctx.db.insert("enqueueCounts", { shard, enqueued: items.length });
+  }
   const perKey = new Map<string, number>();
   for (const { key } of items) {
     if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1);

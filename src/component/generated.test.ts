@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
 import type { ComponentApi } from "./_generated/component.js";
 import type * as config from "./config.js";
+import type * as inspect from "./inspect.js";
 import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
 import apiSource from "./_generated/api.ts?raw";
@@ -40,6 +41,8 @@ describe("_generated/component.ts", () => {
     }
     expect(publicFns.sort()).toEqual([
       "config.update",
+      "inspect.list",
+      "inspect.stats",
       "keys.keyStatus",
       "keys.pause",
       "keys.resume",
@@ -62,7 +65,12 @@ describe("_generated/component.ts", () => {
         : never;
     type Shapes<Api> = { [M in keyof Api]: { [F in keyof Api[M]]: Shape<Api[M][F]> } };
     type Real = FilterApi<
-      ApiFromModules<{ config: typeof config; keys: typeof keys; lib: typeof lib }>,
+      ApiFromModules<{
+        config: typeof config;
+        inspect: typeof inspect;
+        keys: typeof keys;
+        lib: typeof lib;
+      }>,
       FunctionReference<any, "public">
     >;
     type Equal<X, Y> =

@@ -5,7 +5,14 @@
 import type { Doc, Id } from "./_generated/dataModel.js";
 import type { DatabaseReader } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
-import { assertNever, type Priority, type RunResult, type Status, type WorkInfo } from "./model.js";
+import {
+  assertNever,
+  type ListedWorkInfo,
+  type Priority,
+  type RunResult,
+  type Status,
+  type WorkInfo,
+} from "./model.js";
 
 /** Parses a WorkId given by a caller; a malformed one is an invalid argument. */
 export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id<"work"> {
@@ -39,12 +46,9 @@ async function finishedResult(db: DatabaseReader, work: Doc<"work">, result: Run
   return result;
 }
 
-/** Everything retained about a job; null once it was swept (or never existed). */
-export async function deriveInfo(
-  db: DatabaseReader,
-  work: Doc<"work"> | null,
-): Promise<WorkInfo | null> {
-  if (work === null) return null;
+/** What `list` shows of a job: everything `info` has but a success's return value (so it reads
+ * no payload). */
+export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
   const base = {
     id: work._id as string,
     name: work.fnName,
@@ -67,9 +71,21 @@ export async function deriveInfo(
         state: "finished",
         startedAt: state.startedAt,
         finishedAt: state.finishedAt,
-        result: await finishedResult(db, work, state.result),
+        result: state.result.kind === "success" ? { kind: "success" } : state.result,
       };
     default:
       return assertNever(state, "job state");
   }
+}
+
+/** Everything retained about a job; null once it was swept (or never existed). */
+export async function deriveInfo(
+  db: DatabaseReader,
+  work: Doc<"work"> | null,
+): Promise<WorkInfo | null> {
+  if (work === null) return null;
+  const listed = deriveListedInfo(work);
+  const state = work.state;
+  if (state.kind !== "finished") return listed as WorkInfo;
+  return { ...listed, result: await finishedResult(db, work, state.result) };
 }

@@ -21,7 +21,12 @@ import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
 import { startWork } from "./start.js";
-import { emptyStats, maybeReport } from "./stats.js";
+import {
+  advancePendingFloor,
+  emptyStats,
+  flushEarlierSecond,
+  maybeReport,
+} from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 
 /** When the loop runs next. */
@@ -74,6 +79,8 @@ export const main = internalMutation({
       keys: new Map(),
     };
 
+    await flushEarlierSecond(pass);
+    const leftPendingBefore = state.stats.started + state.stats.canceled;
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
     if (recoveryDue(pass)) await recover(pass);
@@ -83,6 +90,9 @@ export const main = internalMutation({
     await checkDeliveries(pass);
     await scheduleDeliveries(pass, pass.deliveries);
     await flushKeys(pass);
+    if (state.stats.started + state.stats.canceled > leftPendingBefore) {
+      await advancePendingFloor(pass);
+    }
 
     const wake: Wake =
       moreCompletions || moreCancelations || starts.more

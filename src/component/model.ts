@@ -184,6 +184,65 @@ export const vWorkInfo = v.object({
 });
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
+/** What the loop did in one second (ms since epoch ÷ 1000, floored), for `stats().lastMinute`. */
+export const vSecondEvents = v.object({
+  second: v.number(),
+  started: v.number(),
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  retried: v.number(),
+});
+export type SecondEvents = Infer<typeof vSecondEvents>;
+/** The kinds of event `stats().lastMinute` counts. */
+export type EventKind = Exclude<keyof SecondEvents, "second">;
+
+/** What `stats` reports: a pool's health at a glance. */
+export const vPoolStats = v.object({
+  /** Unfinished jobs not running: due, delayed, waiting for a key or backing off. */
+  pending: v.number(),
+  running: v.number(),
+  maxParallelism: v.number(),
+  paused: v.boolean(),
+  /** How long the longest-waiting due job has waited (ms); 0 when no job is due. */
+  oldestPendingMs: v.number(),
+  /** Events of the current second and the 59 before it (`started` counts attempts). */
+  lastMinute: v.object({
+    started: v.number(),
+    succeeded: v.number(),
+    failed: v.number(),
+    canceled: v.number(),
+    retried: v.number(),
+  }),
+});
+export type PoolStats = Infer<typeof vPoolStats>;
+
+/** A result as `list` shows it: without a success's return value (a page stays small). */
+export const vListedResult = v.union(
+  v.object({ kind: v.literal("success") }),
+  v.object({ kind: v.literal("failed"), error: v.string() }),
+  v.object({ kind: v.literal("canceled") }),
+);
+
+/** `list`'s filters, each optional. */
+export const vListFilter = {
+  /** Only jobs in this state. */
+  state: v.optional(v.union(v.literal("pending"), v.literal("running"), v.literal("finished"))),
+  /** Only finished jobs with this outcome (implies state "finished"). */
+  outcome: v.optional(vResultKind),
+  /** Only this key's jobs. */
+  key: v.optional(v.string()),
+};
+const vListFilterObject = v.object(vListFilter);
+export type ListFilter = Infer<typeof vListFilterObject>;
+
+/** What `list` reports of each job: `info` without the return value. */
+export const vListedWorkInfo = v.object({
+  ...vWorkInfo.fields,
+  result: v.optional(vListedResult),
+});
+export type ListedWorkInfo = Infer<typeof vListedWorkInfo>;
+
 /** The onComplete callback of a job: a function handle to a mutation, plus the caller's context. */
 export const vOnCompleteSpec = v.object({
   fnHandle: v.string(),

@@ -86,7 +86,7 @@ export async function recover(pass: Pass): Promise<void> {
   const page = await ctx.db
     .query("work")
     .withIndex("by_state", (q) =>
-      q.eq("state.kind", "running").gte("state.startedAt", state.recoveryFloor ?? 0),
+      q.eq("state.kind", "running").gte("listAt", state.recoveryFloor ?? 0),
     )
     .paginate({ numItems: RECOVERY_BATCH, cursor: state.recoveryCursor ?? null });
   if (starting) {

@@ -14,6 +14,7 @@ import {
   vOnCompleteSpec,
   vRateLimit,
   vRetryBehavior,
+  vSecondEvents,
   vStoredPriority,
 } from "./model.js";
 
@@ -62,10 +63,21 @@ export default defineSchema({
     priority: vStoredPriority,
     /** The dedupe key it was enqueued with (dedupe.ts), so that deleting it can drop its row. */
     dedupeKey: v.optional(v.string()),
+    /** The time the job's state orders it by: its due time while pending (never before it was
+     * enqueued), the start of its attempt while running, when it finished once finished. Written
+     * with every change of `state`; `list`, `stats` and recovery read the indexes on it. */
+    listAt: v.number(),
   })
-    .index("by_state", ["state.kind", "state.startedAt"])
+    // Pending jobs by due time, running jobs by start time (recovery, `list`), finished ones by
+    // finish time (`list`, newest first).
+    .index("by_state", ["state.kind", "listAt"])
+    // Finished jobs of one outcome, by finish time (`list({ outcome })`).
+    .index("by_outcome", ["state.result.kind", "listAt"])
     .index("by_expiresAt", ["expiresAt"])
-    .index("by_key", ["key"]),
+    // A key's jobs in enqueue order (cancelAll, the sweeper), by state, and by outcome (`list`).
+    .index("by_key", ["key"])
+    .index("by_keyState", ["key", "state.kind", "listAt"])
+    .index("by_keyOutcome", ["key", "state.result.kind", "listAt"]),
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.
@@ -274,6 +286,28 @@ export default defineSchema({
   }),
 
   /**
+   * Jobs enqueued, counted by the enqueue paths (enqueue, enqueueBatch, retry), for `stats`: one
+   * row per shard, each call adding its jobs to one shard drawn at random, so that concurrent
+   * enqueues rarely touch the same row. Written only by enqueues, never read or written by the loop
+   * (an enqueue conflicts with no pass). Read by `stats`. Never deleted (ENQUEUE_COUNT_SHARDS rows).
+   */
+  enqueueCounts: defineTable({
+    shard: v.number(),
+    enqueued: v.number(),
+  }).index("by_shard", ["shard"]),
+
+  /**
+   * What the loop did in each of the last 60 seconds, for `stats().lastMinute`: a ring of at most
+   * 60 rows, one per second of the minute (`slot` = second mod 60), each holding the counts of the
+   * latest second that used it. Written only by the loop, once per second that had events, when a
+   * later pass flushes that second out of `loopState.thisSecond`. Read by `stats`. Never deleted.
+   */
+  eventCounts: defineTable({
+    slot: v.number(),
+    ...vSecondEvents.fields,
+  }).index("by_slot", ["slot"]),
+
+  /**
    * Whether the loop needs waking; one row (the singleton). Read by every enqueue, cancel and
    * completion; written only on a transition (the loop going idle or to sleep until a later segment,
    * or a caller waking it) and by the watchdog when it stops, so that callers do not conflict with
@@ -353,6 +387,14 @@ export default defineSchema({
     /** The starts of the last rate-limit period, in buckets (rateLimit.ts); unset without a limit.
      * `from` and `at` are the times of a bucket's first and latest starts, `n` how many. */
     startLog: v.optional(v.array(v.object({ from: v.number(), at: v.number(), n: v.number() }))),
+    /** Jobs the loop finished, ever (`stats`: pending = enqueued − finished − running). */
+    finishedTotal: v.optional(v.number()),
+    /** No pending job has `listAt` below this: `stats` and `list` read pending jobs from here, past
+     * the index entries of jobs that left "pending" (stats.ts, `advancePendingFloor`). */
+    pendingFloor: v.optional(v.number()),
+    /** The counts of the latest second with events; flushed to `eventCounts` by the first pass of
+     * a later second. */
+    thisSecond: v.optional(vSecondEvents),
     /** Counters since the last report; see stats.ts. */
     stats: v.object({
       since: v.number(),

@@ -263,12 +263,13 @@ async function startJob(
   const scheduledId = await scheduleWorker(pass, work);
   await ctx.db.patch("work", work._id, {
     state: { kind: "running", scheduledId, startedAt: pass.now },
+    listAt: pass.now,
     // The worker has the arguments now; only a retry would need them again.
     ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),
   });
   pass.state.running++;
   if (key) updateKey(key, { running: 1 });
-  recordStart(pass.state.stats, Math.max(0, pass.now - runAt));
+  recordStart(pass, Math.max(0, pass.now - runAt));
   pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
   return true;
 }

@@ -15,6 +15,7 @@ import type * as dedupe from "../dedupe.js";
 import type * as deliver from "../deliver.js";
 import type * as enqueue from "../enqueue.js";
 import type * as errors from "../errors.js";
+import type * as inspect from "../inspect.js";
 import type * as jobStatus from "../jobStatus.js";
 import type * as keyState from "../keyState.js";
 import type * as keys from "../keys.js";
@@ -52,6 +53,7 @@ const fullApi: ApiFromModules<{
   deliver: typeof deliver;
   enqueue: typeof enqueue;
   errors: typeof errors;
+  inspect: typeof inspect;
   jobStatus: typeof jobStatus;
   keyState: typeof keyState;
   keys: typeof keys;

@@ -37,6 +37,68 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         Name
       >;
     };
+    inspect: {
+      list: FunctionReference<
+        "query",
+        "internal",
+        {
+          key?: string;
+          outcome?: "success" | "failed" | "canceled";
+          paginationOpts: {
+            cursor: string | null;
+            endCursor?: string | null;
+            id?: number;
+            maximumBytesRead?: number;
+            maximumRowsRead?: number;
+            numItems: number;
+          };
+          state?: "pending" | "running" | "finished";
+        },
+        {
+          continueCursor: string;
+          isDone: boolean;
+          page: Array<{
+            enqueuedAt: number;
+            finishedAt?: number;
+            fnType: "action" | "mutation" | "query";
+            id: string;
+            key?: string;
+            name: string;
+            previousAttempts: number;
+            priority: "high" | "normal" | "low";
+            result?:
+              | { kind: "success" }
+              | { error: string; kind: "failed" }
+              | { kind: "canceled" };
+            startedAt?: number;
+            state: "pending" | "running" | "finished";
+          }>;
+          pageStatus?: "SplitRecommended" | "SplitRequired" | null;
+          splitCursor?: string | null;
+        },
+        Name
+      >;
+      stats: FunctionReference<
+        "query",
+        "internal",
+        {},
+        {
+          lastMinute: {
+            canceled: number;
+            failed: number;
+            retried: number;
+            started: number;
+            succeeded: number;
+          };
+          maxParallelism: number;
+          oldestPendingMs: number;
+          paused: boolean;
+          pending: number;
+          running: number;
+        },
+        Name
+      >;
+    };
     keys: {
       keyStatus: FunctionReference<
         "query",

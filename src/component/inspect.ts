@@ -1,0 +1,123 @@
+/**
+ * Looking at a pool from outside: `list` (jobs page by page, by state, outcome and key) and
+ * `stats` (the pool's health in a constant number of reads). Read-only queries: they never write,
+ * and they read only what the loop and the enqueue paths already keep (stats.ts, enqueue.ts).
+ */
+import { paginationOptsValidator, paginationResultValidator } from "convex/server";
+import { v } from "convex/values";
+import type { Doc } from "./_generated/dataModel.js";
+import { query, type QueryCtx } from "./_generated/server.js";
+import { readConfig } from "./config.js";
+import { ENQUEUE_COUNT_SHARDS } from "./enqueue.js";
+import { invalidArgument } from "./errors.js";
+import { deriveListedInfo } from "./jobStatus.js";
+import {
+  vListedWorkInfo,
+  vListFilter,
+  vPoolStats,
+  type ListFilter,
+  type PoolStats,
+} from "./model.js";
+import { LAST_MINUTE_SECONDS, sumLastMinute } from "./stats.js";
+import { validateKey } from "./validate.js";
+
+/** The most jobs one `list` page holds: one read each, well inside a query's limits. */
+export const MAX_LIST_PAGE = 1000;
+
+/**
+ * The query a page reads, in the order `list` promises: pending jobs by due time and running ones
+ * by start time (oldest first), finished ones newest first; with no state, newest enqueued first.
+ * Pending and running jobs are read from the loop's floors (no such job lies below them), not
+ * across the index entries of every job that left those states.
+ */
+function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
+  const { key, outcome } = filter;
+  const work = ctx.db.query("work");
+  if (outcome !== undefined) {
+    return key === undefined
+      ? work.withIndex("by_outcome", (q) => q.eq("state.result.kind", outcome)).order("desc")
+      : work
+          .withIndex("by_keyOutcome", (q) => q.eq("key", key).eq("state.result.kind", outcome))
+          .order("desc");
+  }
+  const state = filter.state;
+  if (state === undefined) {
+    return key === undefined
+      ? work.withIndex("by_creation_time").order("desc")
+      : work.withIndex("by_key", (q) => q.eq("key", key)).order("desc");
+  }
+  const floor =
+    state === "pending"
+      ? (loop?.pendingFloor ?? 0)
+      : state === "running"
+        ? (loop?.recoveryFloor ?? 0)
+        : Number.NEGATIVE_INFINITY;
+  const order = state === "finished" ? "desc" : "asc";
+  return key === undefined
+    ? work
+        .withIndex("by_state", (q) => q.eq("state.kind", state).gte("listAt", floor))
+        .order(order)
+    : work
+        .withIndex("by_keyState", (q) =>
+          q.eq("key", key).eq("state.kind", state).gte("listAt", floor),
+        )
+        .order(order);
+}
+
+/** A page of jobs, filtered by state, outcome and key (see `jobsInListOrder` for the order). */
+export const list = query({
+  args: { ...vListFilter, paginationOpts: paginationOptsValidator },
+  returns: paginationResultValidator(vListedWorkInfo),
+  handler: async (ctx, { paginationOpts, ...filter }) => {
+    const { numItems } = paginationOpts;
+    if (!Number.isInteger(numItems) || numItems < 1 || numItems > MAX_LIST_PAGE) {
+      invalidArgument(
+        "paginationOpts.numItems",
+        `must be a whole number from 1 to ${MAX_LIST_PAGE}`,
+        numItems,
+      );
+    }
+    if (filter.outcome !== undefined && filter.state !== undefined && filter.state !== "finished") {
+      invalidArgument("state", 'must be "finished" (or left out) when an outcome is given', filter.state);
+    }
+    if (filter.key !== undefined) validateKey(filter.key);
+    const loop = await ctx.db.query("loopState").first();
+    const result = await jobsInListOrder(ctx, filter, loop).paginate(paginationOpts);
+    return { ...result, page: result.page.map(deriveListedInfo) };
+  },
+});
+
+/**
+ * The pool's health: exact counts from a constant number of reads (16 counter shards, the loop's
+ * state, the config, the 60-slot event ring and the oldest pending job), whatever the backlog.
+ * pending = jobs enqueued (counted by the enqueue paths) − finished − running (counted by the loop).
+ */
+export const stats = query({
+  args: {},
+  returns: vPoolStats,
+  handler: async (ctx): Promise<PoolStats> => {
+    const now = Date.now();
+    const [loop, config, shards, ring] = await Promise.all([
+      ctx.db.query("loopState").first(),
+      readConfig(ctx.db),
+      ctx.db.query("enqueueCounts").take(ENQUEUE_COUNT_SHARDS),
+      ctx.db.query("eventCounts").take(LAST_MINUTE_SECONDS),
+    ]);
+    const enqueued = shards.reduce((sum, shard) => sum + shard.enqueued, 0);
+    const running = loop?.running ?? 0;
+    const oldest = await ctx.db
+      .query("work")
+      .withIndex("by_state", (q) =>
+        q.eq("state.kind", "pending").gte("listAt", loop?.pendingFloor ?? 0),
+      )
+      .first();
+    return {
+      pending: enqueued - (loop?.finishedTotal ?? 0) - running,
+      running,
+      maxParallelism: config.maxParallelism,
+      paused: config.paused,
+      oldestPendingMs: oldest !== null && oldest.listAt <= now ? now - oldest.listAt : 0,
+      lastMinute: sumLastMinute(now, ring, loop?.thisSecond),
+    };
+  },
+});

@@ -1,0 +1,249 @@
+/**
+ * Inspecting a pool (section 7 of the API extensions): `list` pages through jobs by state, outcome
+ * and key in the promised orders, and `stats` reports exact counts, the oldest wait and the last
+ * minute's events from a constant number of reads.
+ */
+import { describe, expect, it } from "vitest";
+import { currentCounters, resetCounters } from "../bench/instrument.js";
+import { ENQUEUE_COUNT_SHARDS } from "../src/component/enqueue.js";
+import { LAST_MINUTE_SECONDS } from "../src/component/stats.js";
+import {
+  callPool,
+  completions,
+  enqueue,
+  inComponent,
+  jobStates,
+  listAll,
+  listJobs,
+  poolStats,
+  runChecking,
+  runFor,
+  runUntil,
+  setup,
+} from "./helpers.js";
+
+const ids = (jobs: Array<{ id: string }>) => jobs.map((job) => job.id);
+
+/** A pool with three jobs of each outcome finished, in a known order. */
+async function finishedOfEachOutcome(t: any) {
+  const succeeded = await enqueue(t, "mutation", [{ key: "s1" }, { key: "s2" }]);
+  await runFor(t, 500);
+  const failed = await enqueue(t, "mutation", [{ key: "f1", failTimes: 1 }]);
+  await runFor(t, 500);
+  const canceled = await enqueue(t, "mutation", [{ key: "c1" }], { options: { runAfter: 60_000 } });
+  await callPool(t, "cancel", [canceled[0]]);
+  await runUntil(t, async () => (await completions(t)).length === 4, 5000);
+  return { succeeded, failed, canceled };
+}
+
+describe("list", () => {
+  it("lists pending jobs by due time, running ones by start time, finished ones newest first", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 2 };
+    const later = await enqueue(t, "action", [{ key: "later" }], {
+      poolOptions,
+      options: { runAfter: 30_000 },
+    });
+    const first = await enqueue(t, "action", [{ key: "a", ms: 5000 }], { poolOptions });
+    await runFor(t, 200);
+    const second = await enqueue(t, "action", [{ key: "b", ms: 5000 }], { poolOptions });
+    await runFor(t, 200);
+    const waiting = await enqueue(t, "action", [{ key: "c", ms: 100 }, { key: "d", ms: 100 }], {
+      poolOptions,
+    });
+    expect(ids(await listAll(t, { state: "running" }))).toEqual([first[0], second[0]]);
+    expect(ids(await listAll(t, { state: "pending" }))).toEqual([...waiting, later[0]]);
+    await runUntil(t, async () => (await completions(t)).length === 4, 10_000);
+    // a ends at 5.0 s and c runs in its slot until 5.1 s; b ends at 5.2 s, then d until 5.3 s.
+    expect(ids(await listAll(t, { state: "finished" }))).toEqual([
+      waiting[1],
+      second[0],
+      waiting[0],
+      first[0],
+    ]);
+    // Without a filter: newest enqueued first.
+    expect(ids(await listAll(t))).toEqual([...waiting].reverse().concat(second, first, later));
+  });
+
+  it("filters finished jobs by outcome, and any list by key", async () => {
+    const t = setup();
+    const { succeeded, failed, canceled } = await finishedOfEachOutcome(t);
+    expect(ids(await listAll(t, { outcome: "success" }))).toEqual([...succeeded].reverse());
+    expect(ids(await listAll(t, { outcome: "failed", state: "finished" }))).toEqual(failed);
+    expect(ids(await listAll(t, { outcome: "canceled" }))).toEqual(canceled);
+    const keyed = await enqueue(t, "mutation", [{ key: "k1" }, { key: "k2", failTimes: 1 }], {
+      options: { key: "tenant-1" },
+    });
+    await enqueue(t, "mutation", [{ key: "other" }], { options: { key: "tenant-2" } });
+    expect(ids(await listAll(t, { key: "tenant-1", state: "pending" }))).toEqual(keyed);
+    await runUntil(t, async () => (await completions(t)).length === 7, 5000);
+    expect(ids(await listAll(t, { key: "tenant-1" }))).toEqual([...keyed].reverse());
+    expect(ids(await listAll(t, { key: "tenant-1", outcome: "failed" }))).toEqual([keyed[1]]);
+    expect(ids(await listAll(t, { key: "tenant-1", state: "finished" }))).toEqual([
+      keyed[1],
+      keyed[0],
+    ]);
+  });
+
+  it("shows each job as info does, with the error of a failure but no return value", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "mutation", [{ key: "x", value: { big: "y".repeat(100) } }]);
+    const [bad] = await enqueue(t, "mutation", [{ key: "bad", failTimes: 1 }]);
+    await runUntil(t, async () => (await completions(t)).length === 2, 5000);
+    const [failed, succeeded] = await listAll(t, { state: "finished" });
+    expect(succeeded).toMatchObject({ id, state: "finished", result: { kind: "success" } });
+    expect(succeeded.result).not.toHaveProperty("returnValue");
+    expect(failed).toMatchObject({ id: bad, result: { kind: "failed", error: "job bad failed attempt 1" } });
+    const info = await callPool(t, "info", [bad]);
+    expect(failed).toEqual(info);
+  });
+
+  it("pages through 45 jobs 10 at a time, each job exactly once", async () => {
+    const t = setup();
+    const argsList = Array.from({ length: 45 }, (_, i) => ({ key: `j${i}` }));
+    const enqueued = await enqueue(t, "action", argsList, {
+      batch: true,
+      options: { runAfter: 10_000 },
+    });
+    const pages: number[] = [];
+    let cursor: string | null = null;
+    const seen: string[] = [];
+    for (;;) {
+      const page: any = await listJobs(t, {
+        state: "pending",
+        paginationOpts: { numItems: 10, cursor },
+      });
+      pages.push(page.page.length);
+      seen.push(...ids(page.page));
+      if (page.isDone) break;
+      cursor = page.continueCursor;
+    }
+    expect(pages.slice(0, 4)).toEqual([10, 10, 10, 10]);
+    expect(seen).toEqual(enqueued);
+  });
+
+  it("still finds every pending job once the loop raised its floor past hundreds of starts", async () => {
+    const t = setup();
+    const enqueuedAt = Date.now();
+    const argsList = Array.from({ length: 300 }, (_, i) => ({ key: `early${i}`, ms: 100 }));
+    await enqueue(t, "action", argsList, { batch: true, poolOptions: { maxParallelism: 10 } });
+    await runUntil(t, async () => (await completions(t)).length === 300, 20_000);
+    await runFor(t, 3000);
+    const loop = await inComponent(t, async (ctx) => await ctx.db.query("loopState").first());
+    // Past the due time of every job it started: pending reads skip their index entries.
+    expect(loop.pendingFloor).toBeGreaterThan(enqueuedAt);
+    await callPool(t, "pause", []);
+    const late = await enqueue(t, "mutation", [{ key: "late" }]);
+    const delayed = await enqueue(t, "mutation", [{ key: "delayed" }], {
+      options: { runAfter: 5000 },
+    });
+    await runFor(t, 2000);
+    expect(ids(await listAll(t, { state: "pending" }))).toEqual([late[0], delayed[0]]);
+  });
+});
+
+describe("stats", () => {
+  it("counts pending and running jobs exactly at every step of a run with retries and cancels", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 3 };
+    await enqueue(
+      t,
+      "action",
+      Array.from({ length: 12 }, (_, i) => ({ key: `a${i}`, ms: 300, failTimes: i % 4 === 0 ? 1 : 0 })),
+      { poolOptions, options: { retry: { maxAttempts: 2, initialBackoffMs: 200, base: 2 } } },
+    );
+    const delayed = await enqueue(t, "mutation", [{ key: "d1" }, { key: "d2" }], {
+      poolOptions,
+      options: { runAfter: 1500 },
+    });
+    await callPool(t, "cancel", [delayed[1]], poolOptions);
+    let checks = 0;
+    await runChecking(
+      t,
+      5000,
+      async () => {
+        const states = await jobStates(t);
+        const stats = await poolStats(t);
+        expect({ pending: stats.pending, running: stats.running }).toEqual({
+          pending: states.pending,
+          running: states.running,
+        });
+        checks++;
+      },
+      50,
+    );
+    expect(checks).toBeGreaterThan(50);
+    expect((await completions(t)).length).toBe(14);
+    expect(await poolStats(t)).toMatchObject({ pending: 0, running: 0, maxParallelism: 3 });
+  });
+
+  it("reports how long the longest-waiting due job has waited, and 0 for jobs not yet due", async () => {
+    const t = setup();
+    await callPool(t, "pause", []);
+    await enqueue(t, "mutation", [{ key: "future" }], { options: { runAfter: 60_000 } });
+    await runFor(t, 1000);
+    expect(await poolStats(t)).toMatchObject({ pending: 1, oldestPendingMs: 0, paused: true });
+    await enqueue(t, "mutation", [{ key: "due" }]);
+    await runFor(t, 4000);
+    const { oldestPendingMs } = await poolStats(t);
+    expect(oldestPendingMs).toBeGreaterThanOrEqual(4000);
+    expect(oldestPendingMs).toBeLessThan(4100);
+    await callPool(t, "resume", []);
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    expect(await poolStats(t)).toMatchObject({ pending: 1, oldestPendingMs: 0, paused: false });
+  });
+
+  it("counts the events of the current second and the 59 before it", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "ok1" }, { key: "ok2" }, { key: "flaky", failTimes: 1 }], {
+      options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
+    });
+    await enqueue(t, "action", [{ key: "broken", failTimes: 1 }]);
+    const [canceled] = await enqueue(t, "mutation", [{ key: "never" }], {
+      options: { runAfter: 120_000 },
+    });
+    await callPool(t, "cancel", [canceled]);
+    await runUntil(t, async () => (await completions(t)).length === 5, 5000);
+    const expected = { started: 5, succeeded: 3, failed: 1, canceled: 1, retried: 1 };
+    expect((await poolStats(t)).lastMinute).toEqual(expected);
+    // Still counted 50 s later, spread over several seconds of the ring.
+    await runFor(t, 50_000, 500);
+    expect((await poolStats(t)).lastMinute).toEqual(expected);
+    await runFor(t, 15_000, 500);
+    expect((await poolStats(t)).lastMinute).toEqual({
+      started: 0,
+      succeeded: 0,
+      failed: 0,
+      canceled: 0,
+      retried: 0,
+    });
+  });
+
+  it("reads no more documents with 1,000 jobs waiting than its fixed bound", async () => {
+    const readsWith = async (jobs: number) => {
+      const t = setup();
+      await callPool(t, "pause", []);
+      for (let i = 0; i < jobs; i += 500) {
+        const argsList = Array.from({ length: Math.min(500, jobs - i) }, (_, j) => ({
+          key: `j${i + j}`,
+        }));
+        await enqueue(t, "mutation", argsList, { batch: true });
+      }
+      await enqueue(t, "mutation", [{ key: "single" }]);
+      await runFor(t, 1000);
+      resetCounters();
+      const stats = await poolStats(t);
+      expect(stats.pending).toBe(jobs + 1);
+      const usage = [...currentCounters().usageByFunction].find(([fn]) =>
+        fn.includes("inspect:stats"),
+      );
+      return usage![1].docsRead;
+    };
+    // The loop's state, the config, the oldest pending job, the counter shards and the event ring.
+    const bound = 3 + ENQUEUE_COUNT_SHARDS + LAST_MINUTE_SECONDS;
+    const small = await readsWith(10);
+    expect(small).toBeGreaterThan(2);
+    expect(small).toBeLessThanOrEqual(bound);
+    expect(await readsWith(1000)).toBeLessThanOrEqual(bound);
+  });
+});
