@@ -4,7 +4,6 @@
  * and they read only what the loop and the enqueue paths already keep (stats.ts, enqueue.ts).
  */
 import { paginationOptsValidator, paginationResultValidator } from "convex/server";
-import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
 import { query, type QueryCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";

@@ -9,7 +9,7 @@
  *   running  → finished   the loop processes the final completion, or recovery finds the runner dead
  *                         with no retries left
  */
-import { v, type Infer } from "convex/values";
+import { v, type Infer, type ObjectType } from "convex/values";
 
 /** The three kinds of function the pool can run. */
 export const vFnType = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
@@ -233,8 +233,7 @@ export const vListFilter = {
   /** Only this key's jobs. */
   key: v.optional(v.string()),
 };
-const vListFilterObject = v.object(vListFilter);
-export type ListFilter = Infer<typeof vListFilterObject>;
+export type ListFilter = ObjectType<typeof vListFilter>;
 
 /** What `list` reports of each job: `info` without the return value. */
 export const vListedWorkInfo = v.object({

@@ -74,7 +74,8 @@ export default defineSchema({
     // Finished jobs of one outcome, by finish time (`list({ outcome })`).
     .index("by_outcome", ["state.result.kind", "listAt"])
     .index("by_expiresAt", ["expiresAt"])
-    // A key's jobs in enqueue order (cancelAll, the sweeper), by state, and by outcome (`list`).
+    // A key's jobs in enqueue order (cancelAll, `list({ key })`), by state, and by outcome (`list`).
+    // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_keyState sorts by state
     .index("by_key", ["key"])
     .index("by_keyState", ["key", "state.kind", "listAt"])
     .index("by_keyOutcome", ["key", "state.result.kind", "listAt"]),
