@@ -46,6 +46,10 @@ const QUERIES = new Set([
   "lib.status",
   "lib.statusBatch",
   "keys.keyStatus",
+  "list",
+  "stats",
+  "inspect.list",
+  "inspect.stats",
 ]);
 
 /** Filled in by `beforeAll`: ids of the seeded backend. */
@@ -187,6 +191,16 @@ const LIMIT_CASES: Array<[string, unknown]> = [
 const KEY_CASES: Array<[string, unknown]> = [
   ["empty", ""],
   ["of 257 characters", "k".repeat(257)],
+];
+
+/** Invalid page sizes for `list` (whole number from 1 to 1,000). */
+const PAGE_SIZE_CASES: Array<[string, unknown]> = [
+  ["0", 0],
+  ["negative", -1],
+  ["fractional", 1.5],
+  ["NaN", NaN],
+  ["Infinity", Infinity],
+  ["over 1,000", 1001],
 ];
 
 /** Invalid key parallelism values (whole number ≥ 1). */
@@ -512,6 +526,57 @@ function clientCases(): Case[] {
     names: /Validator error/,
     typeOnly: true,
   });
+
+  // list: the page size, the filters and the cursor.
+  const page = (numItems: unknown, cursor: unknown = null) => ({ numItems, cursor });
+  const list = (args: Record<string, unknown>) =>
+    client("list", [{ paginationOpts: page(10), ...args }]);
+  for (const [what, numItems] of PAGE_SIZE_CASES) {
+    cases.push({
+      name: `list: numItems ${what}`,
+      call: list({ paginationOpts: page(numItems) }),
+      names: named("paginationOpts.numItems"),
+    });
+  }
+  for (const [what, key] of KEY_CASES) {
+    cases.push({ name: `list: key ${what}`, call: list({ key }), names: named("key") });
+  }
+  cases.push(
+    {
+      name: "list: an outcome with a state other than finished",
+      call: list({ state: "pending", outcome: "failed" }),
+      names: named("state"),
+    },
+    {
+      name: "list: cursor not one a page returned",
+      call: list({ paginationOpts: page(10, "not-a-cursor") }),
+      names: named("paginationOpts.cursor"),
+    },
+    {
+      name: "list: an unknown state",
+      call: list({ state: "done" }),
+      names: /Validator error/,
+      typeOnly: true,
+    },
+    {
+      name: "list: an unknown outcome",
+      call: list({ outcome: "ok" }),
+      names: /Validator error/,
+      typeOnly: true,
+    },
+    {
+      name: "list: numItems a string",
+      call: list({ paginationOpts: page("10") }),
+      names: typeError("number", "10"),
+      typeOnly: true,
+    },
+    {
+      name: "list: an unknown filter",
+      call: list({ status: "pending" }),
+      names: /Validator error/,
+      typeOnly: true,
+    },
+  );
   return cases;
 }
 
@@ -1048,6 +1113,25 @@ function componentCases(): Case[] {
       call: direct("config.update", { maxParalelism: 0 }),
       names: unknown("maxParalelism"),
     },
+    {
+      name: "inspect.list: numItems over 1,000",
+      call: direct("inspect.list", { paginationOpts: { numItems: 1001, cursor: null } }),
+      names: named("paginationOpts.numItems"),
+    },
+    {
+      name: "inspect.list: a misspelt filter",
+      call: direct("inspect.list", {
+        outcomes: "failed",
+        paginationOpts: { numItems: 10, cursor: null },
+      }),
+      names: unknown("outcomes"),
+    },
+    // stats takes no arguments (nor does the client's `stats(ctx)`): only an extra one is wrong.
+    {
+      name: "inspect.stats: an argument it does not take",
+      call: direct("inspect.stats", { pool: "emails" }),
+      names: unknown("pool"),
+    },
   );
   return cases;
 }
@@ -1149,6 +1233,9 @@ describe("bad-input catalogue", () => {
         "info",
         "lib.retry",
         "lib.info",
+        "list",
+        "inspect.list",
+        "inspect.stats",
         "keys.setKeyParallelism",
         "keys.keyStatus",
         "keys.pause",
@@ -1220,6 +1307,9 @@ describe("the catalogue's base calls are valid (each case changes one thing)", (
       "writes",
     ],
     ["cancelAll of a key", client("cancelAll", [{ key: "kk" }]), "writes"],
+    ["list", client("list", [{ paginationOpts: { numItems: 5, cursor: null } }]), "reads"],
+    ["stats", client("stats", []), "reads"],
+    ["inspect.stats", direct("inspect.stats", {}), "reads"],
   ];
   for (const [name, c, effect] of valid) {
     it(`${name} ${effect}`, async () => {

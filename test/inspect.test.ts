@@ -48,9 +48,17 @@ describe("list", () => {
     await runFor(t, 200);
     const second = await enqueue(t, "action", [{ key: "b", ms: 5000 }], { poolOptions });
     await runFor(t, 200);
-    const waiting = await enqueue(t, "action", [{ key: "c", ms: 100 }, { key: "d", ms: 100 }], {
-      poolOptions,
-    });
+    const waiting = await enqueue(
+      t,
+      "action",
+      [
+        { key: "c", ms: 100 },
+        { key: "d", ms: 100 },
+      ],
+      {
+        poolOptions,
+      },
+    );
     expect(ids(await listAll(t, { state: "running" }))).toEqual([first[0], second[0]]);
     expect(ids(await listAll(t, { state: "pending" }))).toEqual([...waiting, later[0]]);
     await runUntil(t, async () => (await completions(t)).length === 4, 10_000);
@@ -93,7 +101,10 @@ describe("list", () => {
     const [failed, succeeded] = await listAll(t, { state: "finished" });
     expect(succeeded).toMatchObject({ id, state: "finished", result: { kind: "success" } });
     expect(succeeded.result).not.toHaveProperty("returnValue");
-    expect(failed).toMatchObject({ id: bad, result: { kind: "failed", error: "job bad failed attempt 1" } });
+    expect(failed).toMatchObject({
+      id: bad,
+      result: { kind: "failed", error: "job bad failed attempt 1" },
+    });
     const info = await callPool(t, "info", [bad]);
     expect(failed).toEqual(info);
   });
@@ -149,7 +160,11 @@ describe("stats", () => {
     await enqueue(
       t,
       "action",
-      Array.from({ length: 12 }, (_, i) => ({ key: `a${i}`, ms: 300, failTimes: i % 4 === 0 ? 1 : 0 })),
+      Array.from({ length: 12 }, (_, i) => ({
+        key: `a${i}`,
+        ms: 300,
+        failTimes: i % 4 === 0 ? 1 : 0,
+      })),
       { poolOptions, options: { retry: { maxAttempts: 2, initialBackoffMs: 200, base: 2 } } },
     );
     const delayed = await enqueue(t, "mutation", [{ key: "d1" }, { key: "d2" }], {

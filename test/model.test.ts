@@ -2,8 +2,8 @@
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
  * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 20 under `npm test`, 300
- * under `npm run test:slow`), `FUZZ_SEED` replays one run; a failure prints the shrunk (minimal)
- * program.
+ * under `npm run test:slow`), `FUZZ_SEED` replays one run (with `FUZZ_PATH`, the shrunk program
+ * fast-check printed); a failure prints the shrunk (minimal) program.
  *
  * What the model knows per job: its kind, how many attempts it may make, how each attempt ends, and
  * whether a cancel was requested. From that it predicts the onComplete result kind (a canceled job may
@@ -37,6 +37,12 @@ import {
   runFor,
   setup,
 } from "./helpers.js";
+import {
+  checkInspection,
+  eventOfLogLine,
+  type InspectedRow,
+  type LoggedEvent,
+} from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
 import type { RateLimit } from "../src/client/index.js";
 
@@ -270,12 +276,18 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
   const t = setup();
   await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
   vi.spyOn(console, "warn").mockImplementation(() => {});
-  vi.spyOn(console, "info").mockImplementation(() => {});
-  // Every attempt the pool starts, at the time of the pass that starts it (its DEBUG line).
+  // What the loop did, at the time of the pass that did it (its DEBUG and INFO lines): every
+  // attempt it started, every retry and every finish.
   const startTimes: number[] = [];
-  vi.spyOn(console, "debug").mockImplementation((line: string) => {
-    if (line.includes('"event":"started"')) startTimes.push(Date.now());
-  });
+  const events: LoggedEvent[] = [];
+  const hear = (line: string) => {
+    const event = eventOfLogLine(line, Date.now());
+    if (event === undefined) return;
+    events.push(event);
+    if (event.kind === "started") startTimes.push(event.at);
+  };
+  vi.spyOn(console, "info").mockImplementation(hear);
+  vi.spyOn(console, "debug").mockImplementation(hear);
   // Killed runners end failed; convex-test logs each as an error. They are expected here.
   vi.spyOn(console, "error").mockImplementation(() => {});
   const jobs: ModelJob[] = [];
@@ -329,6 +341,15 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
     }
   };
 
+  /** stats, list and info against the rows and the loop's log (inspectChecks.ts). */
+  const checkOperatorView = async (rows: WorkRow[]) =>
+    await checkInspection(t, rows as InspectedRow[], {
+      maxParallelism: limit,
+      paused: poolPaused,
+      events,
+      dueAt: new Map(jobs.map((job) => [job.id, job.dueAt])),
+    });
+
   const checkStep = async (before: WorkRow[], pausedThrough: { pool: boolean; keys: string[] }) => {
     const rows = await workRows();
     // Nothing paused through the whole step started an attempt.
@@ -353,6 +374,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
         parallelism: keyLimit,
       });
     }
+    await checkOperatorView(rows);
     const running = rows.filter((w) => w.state.kind === "running").length;
     // After the limit is lowered, jobs already running may finish; nothing new may start.
     ceiling = Math.max(limit, Math.min(ceiling, running));
@@ -535,8 +557,14 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
   }
   if (poolPaused) await callPool(t, "resume", [{}]);
+  poolPaused = false;
   for (const key of pausedKeys) await callPool(t, "resume", [{ key }]);
-  await runFor(t, 120_000, 500);
+  pausedKeys.clear();
+  // Two minutes, looked at every 7 s: the last minute's events leave the window.
+  for (let i = 0; i < 17; i++) {
+    await runFor(t, 7000, 500);
+    await checkOperatorView(await workRows());
+  }
   const all = await completions(t);
   const byId = new Map<string, any[]>();
   for (const c of all) byId.set(c.workId, [...(byId.get(c.workId) ?? []), c]);
@@ -639,7 +667,7 @@ describe("model-based", () => {
           await runProgram(ops, rateLimit);
         },
       ),
-      { numRuns: RUNS, seed: SEED, verbose: 1 },
+      { numRuns: RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
     );
   }, 3_600_000);
 });

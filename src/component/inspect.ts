@@ -53,9 +53,7 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
         : Number.NEGATIVE_INFINITY;
   const order = state === "finished" ? "desc" : "asc";
   return key === undefined
-    ? work
-        .withIndex("by_state", (q) => q.eq("state.kind", state).gte("listAt", floor))
-        .order(order)
+    ? work.withIndex("by_state", (q) => q.eq("state.kind", state).gte("listAt", floor)).order(order)
     : work
         .withIndex("by_keyState", (q) =>
           q.eq("key", key).eq("state.kind", state).gte("listAt", floor),
@@ -77,11 +75,29 @@ export const list = query({
       );
     }
     if (filter.outcome !== undefined && filter.state !== undefined && filter.state !== "finished") {
-      invalidArgument("state", 'must be "finished" (or left out) when an outcome is given', filter.state);
+      invalidArgument(
+        "state",
+        'must be "finished" (or left out) when an outcome is given',
+        filter.state,
+      );
     }
     if (filter.key !== undefined) validateKey(filter.key);
     const loop = await ctx.db.query("loopState").first();
-    const result = await jobsInListOrder(ctx, filter, loop).paginate(paginationOpts);
+    const query = () => jobsInListOrder(ctx, filter, loop);
+    let result;
+    try {
+      result = await query().paginate(paginationOpts);
+    } catch (error) {
+      // A cursor is opaque: the only way to tell a bad one is that the same list reads without it.
+      if (paginationOpts.cursor === null) throw error;
+      // (A query may paginate once: the check reads with `take`.)
+      await query().take(1);
+      invalidArgument(
+        "paginationOpts.cursor",
+        "must be a cursor a page of this same list returned",
+        paginationOpts.cursor,
+      );
+    }
     return { ...result, page: result.page.map(deriveListedInfo) };
   },
 });
