@@ -82,7 +82,11 @@ export const list = query({
       );
     }
     if (filter.key !== undefined) validateKey(filter.key);
-    const loop = await ctx.db.query("loopState").first();
+    // Only pending and running pages start at the loop's floors; others need not re-run (as a
+    // subscription) on every pass that rewrites the loop's state.
+    const needsFloor =
+      filter.outcome === undefined && (filter.state === "pending" || filter.state === "running");
+    const loop = needsFloor ? await ctx.db.query("loopState").first() : null;
     const query = () => jobsInListOrder(ctx, filter, loop);
     let result;
     try {
