@@ -27,7 +27,17 @@ const started = Date.now();
 const tmpDirs = [];
 // @types/node: the app type-checks with skipLibCheck off (to check our .d.ts), and vitest/vite
 // types need node types.
-const DEPS = ["convex", "convex-test", "vitest", "@edge-runtime/vm", "typescript", "@types/node"];
+const DEPS = [
+  "convex",
+  "convex-test",
+  "vitest",
+  "@edge-runtime/vm",
+  "typescript",
+  "@types/node",
+  // The README's React admin page (src/AdminPage.tsx) is type-checked too.
+  "react",
+  "@types/react",
+];
 
 function elapsed() {
   return `${((Date.now() - started) / 1000).toFixed(1)}s`;
@@ -108,9 +118,10 @@ const README_APP_EXTRAS = {
         skipLibCheck: false,
         isolatedModules: true,
         noEmit: true,
+        jsx: "react-jsx",
         types: ["node"],
       },
-      include: ["convex", "vitest.config.ts"],
+      include: ["convex", "src", "vitest.config.ts"],
     },
     null,
     2,

@@ -148,6 +148,7 @@ export { vPoolStats as vStats };
  * { started, succeeded, failed, canceled, retried } }`.
  */
 export type Stats = PoolStats;
+export { METRICS_CONTENT_TYPE, workpoolMetrics } from "./metrics.js";
 
 /** The arguments an onComplete mutation receives. */
 export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
@@ -667,7 +668,10 @@ export class Workpool {
    * without a success's return value. At most 1,000 jobs a page.
    */
   async list(ctx: AnyCtx, args: ListArgs): Promise<PaginationResult<ListedWorkInfo>> {
-    return (await ctx.runQuery(this.component.inspect.list, args)) as PaginationResult<ListedWorkInfo>;
+    return (await ctx.runQuery(
+      this.component.inspect.list,
+      args,
+    )) as PaginationResult<ListedWorkInfo>;
   }
 
   /**

@@ -8,8 +8,10 @@
  * @module
  */
 
+import type * as admin from "../admin.js";
 import type * as attempts from "../attempts.js";
 import type * as emails from "../emails.js";
+import type * as http from "../http.js";
 import type * as jobs from "../jobs.js";
 import type * as pools from "../pools.js";
 import type * as scrape from "../scrape.js";
@@ -23,8 +25,10 @@ import type {
 import { anyApi, componentsGeneric } from "convex/server";
 
 const fullApi: ApiFromModules<{
+  admin: typeof admin;
   attempts: typeof attempts;
   emails: typeof emails;
+  http: typeof http;
   jobs: typeof jobs;
   pools: typeof pools;
   scrape: typeof scrape;
