@@ -94,7 +94,8 @@ const COLOR = {
   muted: "#555",
 };
 
-const escapeXml = (s: string) =>
+/** Text safe inside XML or HTML markup and double-quoted attributes. */
+export const escapeXml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const f1 = (n: number) => n.toFixed(1);
 

@@ -72,8 +72,15 @@ const flags = {
     def: undefined, // chosen by the workload, from the other flags:
     shownDef:
       "demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>[-k<keys>].svg",
-    path: true,
+    path: ".svg",
     help: "where to write the chart (an .svg file)",
+  },
+  report: {
+    env: "DEMO_REPORT",
+    def: undefined, // chosen by the workload:
+    shownDef: "demo-out/report.html",
+    path: ".html",
+    help: "where to write the report page (an .html file; its figures go beside it, in .json)",
   },
 };
 
@@ -129,13 +136,15 @@ function rateLimitOf(value) {
   return `${starts},${periodMs}`;
 }
 
-/** An --out path, from where `npm run demo` was started; the default is left to the workload. */
+/** An --out or --report path, from where `npm run demo` was started; the default is left to the
+ * workload. */
 function outPath(name) {
   const value = values[name];
   if (value === undefined) return "";
   const path = resolve(process.env.INIT_CWD ?? process.cwd(), value);
-  if (!value.toLowerCase().endsWith(".svg") || (existsSync(path) && statSync(path).isDirectory())) {
-    fail(`--${name} must be the path of an .svg file, got ${JSON.stringify(value)}`);
+  const ext = flags[name].path;
+  if (!value.toLowerCase().endsWith(ext) || (existsSync(path) && statSync(path).isDirectory())) {
+    fail(`--${name} must be the path of an ${ext} file, got ${JSON.stringify(value)}`);
   }
   return path;
 }

@@ -7,19 +7,27 @@
 // With DEMO_KEYS = N, email i is sent with poolKey k<i mod N> (the pool's `key`; emailPool leaves
 // keyParallelism at the component's default, 1), and the report adds each key's progress from the
 // pool's own keyStatus, with per-key concurrency and start order from the app's attempts table.
+// It also writes the operator's view of the run to DEMO_REPORT (default demo-out/report.html) and
+// the figures it shows beside it (report.json): built by report.ts and reportFigures.ts only from
+// the pool's own stats (sampled as the run goes), list and keyStatus (poolReadings.ts), not from
+// the app's tables.
 /// <reference types="vite/client" />
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { expect, it, vi } from "vitest";
-import type { KeyStatus } from "convex-workpool";
+import { DEFAULT_RETRY_BEHAVIOR, type KeyStatus } from "convex-workpool";
 import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import type { Doc } from "../example/convex/_generated/dataModel.js";
 import { rateChecks } from "../bench/checks.js";
+import { emailPool } from "../example/convex/pools.js";
 import schema from "../example/convex/schema.js";
 import { runningChart } from "./chart.js";
+import { listAllJobs, readKeys, readStats } from "./poolReadings.js";
+import { reportHtml } from "./report.js";
+import { figureValues, summarizeJobs, type ReportData, type StatsSample } from "./reportFigures.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
@@ -53,6 +61,13 @@ const svgPath = resolve(
     `demo-out/running-j${jobs}-p${parallelism}-d${durationMs}-f${failRate}-s${seed}` +
       `${keys ? `-k${keys}` : ""}.svg`,
 );
+const reportPath = resolve(process.env.DEMO_REPORT || "demo-out/report.html");
+/** report.json: the page's data and figures, beside the page. */
+const reportJsonPath = reportPath.replace(/\.html$/i, "") + ".json";
+/** How often (virtual ms) the progress loop reads the app's tables and samples the pool's stats. */
+const SAMPLE_EVERY_MS = 100;
+/** The virtual clock's step (ms): small, so that a job's start is seen within ~10 ms. */
+const STEP_MS = 10;
 
 /** The pool key of email `i`, or undefined without keys. */
 const poolKeyOf = (i: number) => (keys ? `k${i % keys}` : undefined);
@@ -106,7 +121,7 @@ type KeyRow = {
   outcomes: { succeeded: number; failed: number; canceled: number };
   /** The most attempts of the key's emails running at one moment. */
   atOnce: number;
-  /** Whether the key's emails first started in the order they were sent. */
+  /** Whether the key's emails first started in queue order: by priority, then as sent. */
   inOrder: boolean;
   /** Whether each email started only after the key's previous email's last attempt ended (its
    * retries included: a retry keeps its key's slot). */
@@ -117,7 +132,9 @@ type KeyRow = {
 
 /**
  * Each key's row: the pool's own keyStatus, and from the app's tables how many of its emails ran at
- * once and whether they started in the order sent (email i was sent i-th; its app key is email-i).
+ * once and whether they started in queue order: a key's queue is ordered by priority, then due
+ * time, and all emails are sent before the clock moves, so by priority, then as sent (email i was
+ * sent i-th; its app key is email-i).
  */
 async function keyRows(
   keyCount: number,
@@ -126,12 +143,13 @@ async function keyRows(
   end: number,
 ): Promise<KeyRow[]> {
   const sentIndex = (appKey: string) => Number(appKey.slice("email-".length));
-  const emailsOf = new Map<string, string[]>();
+  const rank = (job: Doc<"jobs">) => PRIORITIES.indexOf(job.priority ?? "normal");
+  const emailsOf = new Map<string, Doc<"jobs">[]>();
   for (const job of rows.jobs) {
     if (job.poolKey === undefined) continue;
     const list = emailsOf.get(job.poolKey) ?? [];
     if (list.length === 0) emailsOf.set(job.poolKey, list);
-    list.push(job.key);
+    list.push(job);
   }
   const attemptsOf = new Map<string, Doc<"attempts">[]>();
   for (const a of rows.attempts) {
@@ -143,7 +161,9 @@ async function keyRows(
   const result: KeyRow[] = [];
   for (let k = 0; k < keyCount; k++) {
     const key = `k${k}`;
-    const emails = (emailsOf.get(key) ?? []).sort((a, b) => sentIndex(a) - sentIndex(b));
+    const emails = (emailsOf.get(key) ?? [])
+      .sort((a, b) => rank(a) - rank(b) || sentIndex(a.key) - sentIndex(b.key))
+      .map((job) => job.key);
     const attempts = emails.map((e) => attemptsOf.get(e) ?? []);
     const firstStart = attempts.map((as) =>
       as.length ? Math.min(...as.map((a) => a.startedAt)) : undefined,
@@ -234,8 +254,8 @@ function keyReport(rows: KeyRow[], table = 20): string {
     [
       "order",
       outOfOrder.length
-        ? `OUT OF ORDER: ${outOfOrder.length} keys started emails out of the order sent: ${names(outOfOrder)}`
-        : `every key's emails started in the order sent (${rows.length} of ${rows.length} keys)`,
+        ? `OUT OF ORDER: ${outOfOrder.length} keys started emails out of queue order: ${names(outOfOrder)}`
+        : `every key's emails started in queue order, by priority then as sent (${rows.length} of ${rows.length} keys)`,
     ],
     [
       "retries",
@@ -391,10 +411,15 @@ it("runs the example app's email workload", async () => {
   let nextPlainTenth = 1;
   let step = 0;
   let s = await snapshot();
+  // The pool's stats over time, for the report page's charts.
+  const samples: StatsSample[] = [];
+  const sample = async () => samples.push({ at: Date.now(), ...(await readStats(t, emailPool)) });
+  await sample();
   while (s.done < jobs && Date.now() < deadline) {
-    await clockStep(10);
-    if (++step % 10 !== 0) continue;
+    await clockStep(STEP_MS);
+    if (++step % (SAMPLE_EVERY_MS / STEP_MS) !== 0) continue;
     s = await snapshot();
+    await sample();
     limit = await readLimit();
     if (tty) out(`\r${line(s)}\x1b[K`);
     else if (s.done >= (nextPlainTenth * jobs) / 10) {
@@ -403,6 +428,7 @@ it("runs the example app's email workload", async () => {
     }
   }
   s = await snapshot();
+  await sample();
   if (tty) out(`\r${line(s)}\x1b[K\n`);
 
   // The report, from the app's own records.
@@ -503,6 +529,36 @@ it("runs the example app's email workload", async () => {
     ];
   };
 
+  // The operator's page, from the pool's own readings only (the rate limit from its config).
+  const report: ReportData = {
+    settings: {
+      pool: "emailPool",
+      workload: { jobs, durationMs, failRate, seed, priorityMix },
+      keys,
+      rateLimit:
+        (await withComponents.runInComponent("emailPool", async (ctx) => {
+          const row = await ctx.db.query("config").first();
+          return row?.rateLimit as ReportData["settings"]["rateLimit"];
+        })) ?? undefined, // null when unset: convex-test returns values as Convex values
+      retry: DEFAULT_RETRY_BEHAVIOR, // emailPool retries actions with the default behavior
+    },
+    sampleEveryMs: SAMPLE_EVERY_MS,
+    samples,
+    final: await readStats(t, emailPool),
+    jobs: summarizeJobs(await listAllJobs(t, emailPool)),
+    keys: await readKeys(
+      t,
+      emailPool,
+      Array.from({ length: keys }, (_, k) => `k${k}`),
+    ),
+  };
+  mkdirSync(dirname(reportPath), { recursive: true });
+  writeFileSync(reportPath, reportHtml(report));
+  writeFileSync(
+    reportJsonPath,
+    JSON.stringify({ figures: figureValues(report), data: report }, null, 2) + "\n",
+  );
+
   const rows: Array<[string, string]> = [
     [
       "jobs",
@@ -539,12 +595,22 @@ it("runs the example app's email workload", async () => {
     ...priorityRows(),
     ...rateRows(),
     ["chart", svgPath],
+    ["report page", `${reportPath} (its figures: ${reportJsonPath})`],
     ["wall time", `${((performance.now() - wallStart) / 1000).toFixed(1)} s real`],
   ];
   out(`\nreport\n${rows.map(([k, v]) => `  ${k.padEnd(12)} ${v}`).join("\n")}\n`);
   if (keys) out(keyReport(perKey));
 
   expect(s.done, "every job finished").toBe(jobs);
+  // The pool's own figures (the report page's) agree with the app's records.
+  expect(report.final, "the pool's stats at the end").toMatchObject({ pending: 0, running: 0 });
+  expect(report.jobs, "the pool's list").toMatchObject({
+    total: jobs,
+    succeeded: count("success"),
+    failed: count("failed"),
+    canceled: count("canceled"),
+    attempts: attemptRows.length,
+  });
   if (rate) {
     expect(poolStarts.length, "every attempt's start was heard").toBe(attemptRows.length);
     expect(rateChecks(poolStarts, rate).busiest, "starts in one window").toBeLessThanOrEqual(
@@ -557,7 +623,7 @@ it("runs the example app's email workload", async () => {
       row.atOnce,
       `never more of key ${row.key} running than its parallelism`,
     ).toBeLessThanOrEqual(row.status.parallelism);
-    expect(row.inOrder, `key ${row.key}'s emails started in the order sent`).toBe(true);
+    expect(row.inOrder, `key ${row.key}'s emails started in queue order`).toBe(true);
     if (row.status.parallelism === 1) {
       expect(row.oneAfterAnother, `key ${row.key}'s emails ran one after another`).toBe(true);
     }

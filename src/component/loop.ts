@@ -21,12 +21,7 @@ import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
 import { startWork } from "./start.js";
-import {
-  advancePendingFloor,
-  emptyStats,
-  flushEarlierSecond,
-  maybeReport,
-} from "./stats.js";
+import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 
 /** When the loop runs next. */
