@@ -4,42 +4,16 @@
 // one after the other see the same instant). /metrics is read back with parse-prometheus-text-format,
 // someone else's reading of the format.
 /// <reference types="vite/client" />
-import { convexTest } from "convex-test";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 // @ts-expect-error: the package ships no types; `parsePrometheus` below declares what it returns.
 import parseUntyped from "parse-prometheus-text-format";
 import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import type { Stats } from "convex-workpool";
-import { loadModules, register } from "convex-workpool/test";
+import { runFor, setup, useExampleApp, type T } from "./test.setup.js";
 import { api } from "./_generated/api.js";
-import schema from "./schema.js";
 import { attemptFails } from "./sim.js";
 
-const modules = import.meta.glob("./**/*.ts");
-
-// Stepping the fake clock gives convex-test no real turn of the event loop to import a module the
-// first time it is used: import them all now.
-beforeAll(async () => {
-  await loadModules(modules);
-});
-
-function setup() {
-  vi.useFakeTimers();
-  const t = convexTest(schema, modules);
-  register(t, "emailPool");
-  register(t, "scrapePool");
-  return t;
-}
-type T = ReturnType<typeof setup>;
-
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-/** Advances the fake clock by `ms`; the pools' scheduled functions run as their times come. */
-async function runFor(ms: number) {
-  await vi.advanceTimersByTimeAsync(ms);
-}
+useExampleApp();
 
 const sim = { ms: 100, failRate: 0, seed: 7 };
 const firstPage = { numItems: 100, cursor: null };

@@ -1,39 +1,13 @@
 // Tests of the example app, run on convex-test with both pools registered and a virtual clock.
 /// <reference types="vite/client" />
-import { convexTest } from "convex-test";
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { loadModules, register } from "convex-workpool/test";
+import { describe, expect, it, vi } from "vitest";
+import { runFor, setup, useExampleApp, type T } from "./test.setup.js";
 import apiSource from "./_generated/api.ts?raw";
 import { api } from "./_generated/api.js";
-import schema from "./schema.js";
 import { attemptFails } from "./sim.js";
 
-const modules = import.meta.glob("./**/*.ts");
-
-// The tests step a fake clock with vi.advanceTimersByTimeAsync, which gives convex-test no real
-// turn of the event loop to import a module the first time it is used: import them all now.
-beforeAll(async () => {
-  await loadModules(modules);
-});
-
-function setup() {
-  vi.useFakeTimers();
-  const t = convexTest(schema, modules);
-  register(t, "emailPool");
-  register(t, "scrapePool");
-  return t;
-}
-type T = ReturnType<typeof setup>;
-
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-/** Advances the fake clock by `ms`; the pools' scheduled functions run as their times come. */
-async function runFor(ms: number) {
-  await vi.advanceTimersByTimeAsync(ms);
-}
+useExampleApp();
 
 /**
  * A pool's maxParallelism as stored in its component's config table, read with convex-test's
@@ -521,7 +495,7 @@ describe("example app: hand-written _generated/api.ts", () => {
   it("lists exactly the modules `npx convex codegen` would find in example/convex", () => {
     // convex's entry point rules: .ts files outside _generated, except schema.ts and names with more
     // than one dot (convex.config.ts, *.test.ts).
-    const onDisk = Object.keys(modules)
+    const onDisk = Object.keys(import.meta.glob("./**/*.ts"))
       .map((path) => path.replace(/^\.\//, "").replace(/\.ts$/, ""))
       .filter((path) => !path.startsWith("_generated/") && path !== "schema" && !path.includes("."))
       .sort();
