@@ -5,7 +5,8 @@
  * calls per result kind (from the rows onComplete wrote), for keyed jobs whether each key kept
  * its limit and its order (from what the jobs recorded), under a rate limit whether the pool kept it
  * (from when the pool logged each start), and in a priority mix how soon high-priority jobs started
- * (from what the jobs recorded; see checks.ts).
+ * (from what the jobs recorded; see checks.ts), and, in the scenarios that ask for it, the potential
+ * OCC conflicts between its transactions (from what each read and wrote; see conflicts.ts).
  */
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
@@ -13,6 +14,7 @@ import { vi } from "vitest";
 import peerTest from "@convex-dev/workpool/test";
 import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
+import { SEGMENT_MS } from "../src/component/segments.js";
 import type { RateLimit } from "../src/client/index.js";
 import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
@@ -20,6 +22,13 @@ import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
 import { priorityChecks, rateChecks, type PriorityChecks, type RateChecks } from "./checks.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
+import {
+  potentialConflictsByWindow,
+  startRecording,
+  stopRecording,
+  type PairCount,
+  type Transaction,
+} from "./conflicts.js";
 
 export type SideName = "ours" | "peer";
 
@@ -64,6 +73,8 @@ export type Scenario = {
   priorityMix?: { low: number; highEveryMs: number };
   /** The id of the scenario this one is compared with, ours against ours, instead of the peer. */
   baseline?: string;
+  /** Record every transaction and count potential OCC conflicts between them (conflicts.ts). */
+  conflicts?: boolean;
 };
 
 /** Which key job `i` gets: "interleaved" deals keys out in turn (job i gets key i mod count, so
@@ -111,9 +122,32 @@ export type Result = {
   rateChecks?: RateChecks;
   /** Priority mixes only. */
   priorityChecks?: PriorityChecks;
+  /** Scenarios with `conflicts` only. */
+  conflicts?: ConflictCounts;
   /** The backend, for inspection after the run. */
   backend: ReturnType<typeof newBackend>;
 };
+
+/** The windows of the conflict model (conflicts.ts), virtual ms: transactions that start less than
+ * this apart could run at once. One segment of our loop (`SEGMENT_MS`), which is also the peer's
+ * segment, the same for both pools; and one step of the virtual clock, for transactions that start
+ * together. */
+export const CONFLICT_WINDOWS_MS = [SEGMENT_MS, 10] as const;
+
+/** Potential OCC conflicts of one run, per window (`CONFLICT_WINDOWS_MS`). */
+export type ConflictCounts = {
+  /** Top-level mutations that committed: the ones the model pairs. */
+  transactions: number;
+  windows: Array<{ windowMs: number; pairs: PairCount[] }>;
+};
+
+function countConflicts(transactions: Transaction[]): ConflictCounts {
+  const byWindow = potentialConflictsByWindow(transactions, [...CONFLICT_WINDOWS_MS]);
+  return {
+    transactions: transactions.filter((t) => t.type === "mutation" && t.committed).length,
+    windows: CONFLICT_WINDOWS_MS.map((windowMs) => ({ windowMs, pairs: byWindow.get(windowMs)! })),
+  };
+}
 
 /** Virtual time the harness keeps running after the last onComplete (counted: the loop winding
  * down is part of the cost), and to catch late duplicate onComplete calls. */
@@ -179,9 +213,11 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   await warmUp();
   const wallStart = performance.now();
   const startedAt: number[] = [];
-  const stopRecording = sc.rateLimit ? recordStarts(startedAt) : () => {};
+  const stopRecordingStarts = sc.rateLimit ? recordStarts(startedAt) : () => {};
+  let transactions: Transaction[] | undefined;
   startVirtualClock();
   probe.reset();
+  if (sc.conflicts) startRecording();
   const t = newBackend(side);
   const counters = resetCounters();
   const t0 = Date.now();
@@ -237,7 +273,8 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     await stepUntil(Date.now() + SETTLE_MS);
   } finally {
     vi.useRealTimers();
-    stopRecording();
+    stopRecordingStarts();
+    if (sc.conflicts) transactions = stopRecording();
   }
   const finished = probe.onCompleteCalls >= sc.jobs;
   // Read results (convex-test's own helper: not counted; counters are detached first).
@@ -287,6 +324,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     keyChecks: sc.keys && keyChecks(probe),
     rateChecks: sc.rateLimit && rateChecks(startedAt, sc.rateLimit),
     priorityChecks: sc.priorityMix && priorityChecks(probe),
+    conflicts: transactions && countConflicts(transactions),
     backend: t,
   };
 }

@@ -5,9 +5,11 @@
  * scenario, each scenario's full table, how it is measured and what it does not show. Scenarios
  * the peer cannot run are in sections of their own: keys, compared with our own run of a baseline
  * scenario against a cost tolerance (`KEY_COST_TOLERANCE`); rate limit and priority, against the
- * checks of bench/checks.ts, the rate limit's cost compared with our own run without one.
+ * checks of bench/checks.ts, the rate limit's cost compared with our own run without one. Potential
+ * OCC conflicts have a section of their own (bench/conflictsReport.ts).
  */
 import { highLagLimitMs, MIN_ACHIEVED_RATE, PRIORITY_GRACE_MS } from "./checks.js";
+import { conflictsSection } from "./conflictsReport.js";
 import type { Scenario } from "./harness.js";
 import type { Usage } from "./instrument.js";
 import type { BenchRun, Measured, ScenarioRun } from "./results.js";
@@ -979,8 +981,8 @@ function notShown(run: BenchRun): string {
   there are no optimistic-concurrency conflicts (and so no retried mutations), no network, no
   function cold starts and no real scheduler latency. Latency figures are the pools' own scheduling
   decisions (timers, polling intervals, batching) on a virtual clock, not end-to-end latency on a
-  Convex deployment. Contention between enqueueing and the pool's loop is argued from read/write
-  sets in \`docs/PERFORMANCE.md\`, not measured here.
+  Convex deployment. Contention between transactions is counted from their read and write sets
+  in "Potential OCC conflicts" (a model, stated there), not measured.
 - **Not Convex's bill.** Documents and bytes are convex-test's accounting of reads and writes,
   which approximates but is not Convex's database bandwidth billing; scheduled functions, index
   entries and storage are not counted.
@@ -1003,11 +1005,13 @@ this file and saves the raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
 without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
 rate-limited run is compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`,
-\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves this file alone, \`BENCH_STEP_MS\` sets the
-virtual step. Sizes: \`BENCH_BURST_JOBS\`, \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`,
-\`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`, \`BENCH_BACKLOG_LARGE_JOBS\`,
-\`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`, \`BENCH_KEYED_KEYS\`,
-\`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`, \`BENCH_PRIORITY_HIGH_JOBS\`.`;
+\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves this file alone (the JSON is still saved),
+\`BENCH_STEP_MS\` sets the virtual step. Scenarios 1a, 3, 5, 6 and 7b also record every
+transaction for "Potential OCC conflicts" (\`bench/conflicts.ts\`). Sizes: \`BENCH_BURST_JOBS\`,
+\`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
+\`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
+\`BENCH_KEYED_KEYS\`, \`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`,
+\`BENCH_PRIORITY_HIGH_JOBS\`.`;
 }
 
 function glanceKey(run: BenchRun): string {
@@ -1091,7 +1095,7 @@ ${keysGlance(run)}${featuresGlance(run)}## Scenarios
 
 ${scenarioSections(run, "###")}
 
-${keysSection(run, 2)}${featuresSection(run, 2)}${details.length ? whereItGoes(details) : ""}## How it is measured
+${keysSection(run, 2)}${featuresSection(run, 2)}${conflictsSection(run, 2)}${details.length ? whereItGoes(details) : ""}## How it is measured
 
 ${howMeasured(run)}
 
@@ -1107,7 +1111,7 @@ ${rerunning()}
 
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
-  return `\n${scenarioSections(run, "##")}\n\n${keysSection(run, 2)}${featuresSection(run, 2)}\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run)}${featuresGlance(run)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${keysSection(run, 2)}${featuresSection(run, 2)}${conflictsSection(run, 2)}\n## At a glance\n\n${glanceKey(run)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run)}${featuresGlance(run)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */

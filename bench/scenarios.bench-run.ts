@@ -8,6 +8,8 @@
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
  * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves docs/BENCHMARKS.md alone.
  * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders docs/BENCHMARKS.md from that file.
+ * Scenarios 1a, 3, 5 (delayed jobs, canceled), 6 and 7b also record every transaction and count
+ * potential OCC conflicts between them (bench/conflicts.ts).
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -235,6 +237,7 @@ const SCENARIOS: Scenario[] = [
     failTimes: 0,
     expectKind: "success",
     deadlineMs: 60_000 + burstJobs * 400,
+    conflicts: true,
   },
   {
     id: "1b",
@@ -281,6 +284,7 @@ const SCENARIOS: Scenario[] = [
     failTimes: 0,
     expectKind: "success",
     deadlineMs: 60_000 + mutationJobs * 200,
+    conflicts: true,
   },
   backlog("4a", backlogSmall),
   backlog("4b", backlogJobs),
@@ -302,6 +306,7 @@ const SCENARIOS: Scenario[] = [
     cancelAllAfter: 1000,
     expectKind: "canceled",
     deadlineMs: 60_000 + cancelJobs * 400,
+    conflicts: true,
   },
   {
     id: "6",
@@ -319,9 +324,10 @@ const SCENARIOS: Scenario[] = [
     trickleEveryMs: 500,
     expectKind: "success",
     deadlineMs: trickleMs + 60_000,
+    conflicts: true,
   },
   keyed("7a"),
-  keyed("7b", "interleaved"),
+  { ...keyed("7b", "interleaved"), conflicts: true },
   keyed("7c", "grouped"),
   rateLimited("8"),
   rateLimited("8a", RATE_LIMIT),
