@@ -119,16 +119,18 @@ export async function runChecking(t: any, ms: number, check: () => Promise<void>
   }
 }
 
-/** Advances time until `condition()` holds (checked each step); fails after `maxMs` of virtual time. */
+/** Advances time until `condition()` holds (checked each step of `stepMs`); fails after `maxMs` of
+ * virtual time. */
 export async function runUntil(
   t: any,
   condition: () => boolean | Promise<boolean>,
   maxMs = 10_000,
+  stepMs = 10,
 ) {
   const end = Date.now() + maxMs;
   while (!(await condition())) {
     if (Date.now() >= end) throw new Error(`condition not met within ${maxMs} ms of virtual time`);
-    await runFor(t, 10);
+    await runFor(t, stepMs, stepMs);
   }
 }
 

@@ -62,7 +62,7 @@ describe("onComplete", () => {
     const bad = await enqueue(t, "action", [{ key: "bad", failTimes: 9 }]);
     const later = await enqueue(t, "action", [{ key: "later" }], { options: { runAfter: 5000 } });
     await t.mutation(anyApi.pool.cancel, { id: later[0] });
-    await runFor(t, 10_000);
+    await runFor(t, 10_000, 50);
     const byId = new Map((await completions(t)).map((c) => [c.workId, c]));
     expect((await completions(t)).length).toBe(3);
     expect(byId.get(ok[0])?.result).toEqual({ kind: "success", returnValue: "ok" });
@@ -86,7 +86,7 @@ describe("onComplete", () => {
       previousAttempts: 1,
     });
     await t.mutation(anyApi.pool.cancel, { id });
-    await runFor(t, 10_000);
+    await runFor(t, 10_000, 50);
     expect(probe.attempts.get("flaky")).toBe(1);
     expect(await completions(t)).toEqual([
       expect.objectContaining({ workId: id, result: { kind: "canceled" } }),
@@ -156,7 +156,9 @@ describe("retries", () => {
     const t = setup();
     const behavior = { maxAttempts: 4, initialBackoffMs: 1000, base: 2 };
     await enqueue(t, "action", [{ key: "r", failTimes: 99 }], { options: { retry: behavior } });
-    await runFor(t, 30_000);
+    await runUntil(t, async () => (await completions(t)).length === 1, 30_000);
+    // Nothing more comes after the final failure.
+    await runFor(t, 2000);
     const starts = probe.starts.get("r")!;
     expect(starts).toHaveLength(4);
     for (let n = 1; n < starts.length; n++) {
@@ -177,7 +179,7 @@ describe("retries", () => {
     await enqueue(t, "action", [{ key: "t", failTimes: 2 }], {
       poolOptions: { retryActionsByDefault: true },
     });
-    await runFor(t, 10_000);
+    await runFor(t, 10_000, 50);
     expect(probe.attempts.get("t")).toBe(3);
     expect((await completions(t))[0].result).toEqual({ kind: "success", returnValue: "t" });
   });
@@ -187,7 +189,7 @@ describe("retries", () => {
     await enqueue(t, "action", [{ key: "nr", failTimes: 9, nonRetryable: true }], {
       options: { retry: true },
     });
-    await runFor(t, 10_000);
+    await runFor(t, 10_000, 50);
     expect(probe.attempts.get("nr")).toBe(1);
     expect((await completions(t))[0].result).toEqual({
       kind: "failed",
