@@ -1113,6 +1113,25 @@ function componentCases(): Case[] {
       call: direct("config.update", { maxParalelism: 0 }),
       names: unknown("maxParalelism"),
     },
+    ...(
+      [
+        ["16", 16],
+        ["negative", -1],
+        ["fractional", 1.5],
+        ["NaN", NaN],
+      ] as Array<[string, number]>
+    ).flatMap(([what, countShard]): Case[] => [
+      {
+        name: `lib.enqueue: countShard ${what}`,
+        call: direct("lib.enqueue", { ...ENQUEUE, countShard }),
+        names: named("countShard"),
+      },
+      {
+        name: `lib.enqueueBatch: countShard ${what}`,
+        call: direct("lib.enqueueBatch", { items: [ITEM], config: {}, countShard }),
+        names: named("countShard"),
+      },
+    ]),
     {
       name: "inspect.list: numItems over 1,000",
       call: direct("inspect.list", { paginationOpts: { numItems: 1001, cursor: null } }),

@@ -239,6 +239,24 @@ describe("stats", () => {
     });
   });
 
+  it("counts the jobs one app mutation enqueues one by one in one counter row", async () => {
+    const t = setup();
+    const one = Array.from({ length: 20 }, (_, i) => ({ key: `one${i}` }));
+    await enqueue(t, "mutation", one, { options: { runAfter: 60_000 } });
+    const rows = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("enqueueCounts").collect());
+    expect((await rows()).map((row: any) => row.enqueued)).toEqual([20]);
+    // Other mutations draw their own row (16 to choose from): the count stays exact across them.
+    for (let i = 0; i < 5; i++) {
+      await enqueue(t, "mutation", [{ key: `m${i}a` }, { key: `m${i}b` }], {
+        options: { runAfter: 60_000 },
+      });
+    }
+    const counts = (await rows()).map((row: any) => row.enqueued);
+    expect(counts.reduce((a: number, b: number) => a + b, 0)).toBe(30);
+    expect((await poolStats(t)).pending).toBe(30);
+  });
+
   it("reads no more documents with 1,000 jobs waiting than its fixed bound", async () => {
     const readsWith = async (jobs: number) => {
       const t = setup();

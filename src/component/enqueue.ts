@@ -147,6 +147,23 @@ export async function insertJob(
  * calls touch the same row (and one retries) 1 time in 16, and `stats` reads all 16. */
 export const ENQUEUE_COUNT_SHARDS = 16;
 
+/** Checks a caller's `countShard` (which `enqueueCounts` row counts its call). */
+export function validateCountShard(countShard: number | undefined): void {
+  if (countShard === undefined) return;
+  if (!Number.isInteger(countShard) || countShard < 0 || countShard >= ENQUEUE_COUNT_SHARDS) {
+    invalidArgument(
+      "countShard",
+      `must be a whole number from 0 to ${ENQUEUE_COUNT_SHARDS - 1}`,
+      countShard,
+    );
+  }
+}
+
+/** What an enqueue call may say about its count: the client passes one shard for every call of one
+ * function execution, so that an app mutation enqueueing jobs one by one writes one counter row
+ * (and conflicts with a concurrent one 1 time in 16), not a row per call. */
+export const vCountShard = v.optional(v.number());
+
 /**
  * Counts a call's jobs for `stats` in one `enqueueCounts` shard, and keyed jobs in their keys'
  * ledgers for `keyStatus` (one update per key, however many of the key's jobs the call enqueued).
@@ -156,9 +173,10 @@ export const ENQUEUE_COUNT_SHARDS = 16;
 export async function countEnqueues(
   ctx: MutationCtx,
   items: ReadonlyArray<{ key?: string }>,
+  countShard?: number,
 ): Promise<void> {
   if (items.length === 0) return;
-  const shard = Math.floor(Math.random() * ENQUEUE_COUNT_SHARDS);
+  const shard = countShard ?? Math.floor(Math.random() * ENQUEUE_COUNT_SHARDS);
   const counter = await ctx.db
     .query("enqueueCounts")
     .withIndex("by_shard", (q) => q.eq("shard", shard))

@@ -12,6 +12,8 @@ import { applyConfig, validateConfigUpdate } from "./config.js";
 import {
   countEnqueues,
   insertJob,
+  validateCountShard,
+  vCountShard,
   MAX_ENQUEUE_BATCH,
   validateEnqueueItem,
   vEnqueueItem,
@@ -41,12 +43,13 @@ export const DEFAULT_CANCEL_ALL_BATCH = 500;
 export const MAX_STATUS_BATCH = 1000;
 
 export const enqueue = mutation({
-  args: { ...vEnqueueItem.fields, config: vConfigUpdate },
+  args: { ...vEnqueueItem.fields, config: vConfigUpdate, countShard: vCountShard },
   // A WorkId is a plain string to callers (component ids are opaque outside the component).
   returns: v.string(),
-  handler: async (ctx, { config, ...item }): Promise<string> => {
+  handler: async (ctx, { config, countShard, ...item }): Promise<string> => {
     const now = Date.now();
     validateConfigUpdate(config, "config.");
+    validateCountShard(countShard);
     const checked = validateEnqueueItem(item, now);
     await applyConfig(ctx, config);
     if (item.dedupeKey !== undefined) {
@@ -62,7 +65,7 @@ export const enqueue = mutation({
         return waiting._id;
       }
     }
-    const workId = await enqueueOne(ctx, item, checked, now);
+    const workId = await enqueueOne(ctx, item, checked, now, countShard);
     if (item.dedupeKey !== undefined) await rememberDedupeKey(ctx, item.dedupeKey, workId);
     return workId;
   },
@@ -74,22 +77,24 @@ async function enqueueOne(
   item: EnqueueItem,
   checked: CheckedItem,
   now: number,
+  countShard?: number,
 ): Promise<Id<"work">> {
   const segment = await claimSegment(ctx, dueSegment(checked.runAt));
   const workId = await insertJob(ctx, item, checked, now, segment);
-  await countEnqueues(ctx, [item]);
+  await countEnqueues(ctx, [item], countShard);
   return workId;
 }
 
 export const enqueueBatch = mutation({
-  args: { items: v.array(vEnqueueItem), config: vConfigUpdate },
+  args: { items: v.array(vEnqueueItem), config: vConfigUpdate, countShard: vCountShard },
   returns: v.array(v.string()),
-  handler: async (ctx, { items, config }): Promise<string[]> => {
+  handler: async (ctx, { items, config, countShard }): Promise<string[]> => {
     const now = Date.now();
     if (items.length > MAX_ENQUEUE_BATCH) {
       invalidArgument("items", `at most ${MAX_ENQUEUE_BATCH} jobs per call`, items.length);
     }
     validateConfigUpdate(config, "config.");
+    validateCountShard(countShard);
     const checked = items.map((item, i) => {
       if (item.dedupeKey !== undefined) {
         invalidArgument(
@@ -107,7 +112,7 @@ export const enqueueBatch = mutation({
     for (let i = 0; i < items.length; i++) {
       ids.push(await insertJob(ctx, items[i], checked[i], now, segment));
     }
-    await countEnqueues(ctx, items);
+    await countEnqueues(ctx, items, countShard);
     return ids;
   },
 });

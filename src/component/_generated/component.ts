@@ -170,6 +170,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
           };
+          countShard?: number;
           dedupeKey?: string;
           fnArgs: any;
           fnHandle: string;
@@ -206,6 +207,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
           };
+          countShard?: number;
           items: Array<{
             dedupeKey?: string;
             fnArgs: any;
