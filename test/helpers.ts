@@ -95,6 +95,8 @@ export const COMPONENT_TABLES = [
   "keySettings",
   "enqueueCounts",
   "eventCounts",
+  "wakes",
+  "wakeWatch",
 ] as const;
 
 /** Every row of every component table, and the component's scheduled functions, for before/after
@@ -207,6 +209,28 @@ export function delaySchedules(name: string, delayMs: number): { count: number }
     };
   });
   return delayed;
+}
+
+/** Makes the next `times` schedules of a function whose name contains `name` throw, so the
+ * transaction that asked for them rolls back (e.g. a loop pass that starts a worker). */
+export function failSchedules(name: string, times: number): { count: number } {
+  const convex = (globalThis as any).Convex;
+  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  const failed = { count: 0 };
+  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+    const asyncSyscall = real.call(convex);
+    return async (op: string, jsonArgs: string) => {
+      if (op === "1.0/schedule" && failed.count < times) {
+        const args = JSON.parse(jsonArgs);
+        if (String(args.name ?? args.reference ?? "").includes(name)) {
+          failed.count++;
+          throw new Error(`injected: failure to schedule ${name}`);
+        }
+      }
+      return await asyncSyscall(op, jsonArgs);
+    };
+  });
+  return failed;
 }
 
 /** `pool.<method>(ctx, ...args)` of a pool with `poolOptions`, from a mutation. */

@@ -9,6 +9,7 @@ import { probe } from "./app/probe.js";
 import {
   completions,
   delaySchedules,
+  failSchedules,
   componentRows,
   enqueue,
   failCompletionInserts,
@@ -346,7 +347,7 @@ describe("recovery", () => {
 });
 
 describe("main loop", () => {
-  it("a duplicate main for the same generation does not start work twice", async () => {
+  it("duplicate mains, of the chain or wake-ups, do not start work twice", async () => {
     const t = setup();
     await enqueue(
       t,
@@ -355,11 +356,15 @@ describe("main loop", () => {
       { poolOptions: { maxParallelism: 10 } },
     );
     await inComponent(t, async (ctx) => {
-      const status = await ctx.db.query("runStatus").first();
+      const loop = await ctx.db.query("loopState").first();
+      const generation = loop?.generation ?? 0;
       const { internal } = await import("../src/component/_generated/api.js");
-      // The loop was woken with `status.generation`; schedule two more for the same generation.
-      await ctx.scheduler.runAfter(0, internal.loop.main, { generation: status.generation });
-      await ctx.scheduler.runAfter(0, internal.loop.main, { generation: status.generation });
+      // Two more passes of the chain for the current generation, and two more wake-ups (which
+      // carry no generation and always run a pass).
+      await ctx.scheduler.runAfter(0, internal.loop.main, { generation });
+      await ctx.scheduler.runAfter(0, internal.loop.main, { generation });
+      await ctx.scheduler.runAfter(0, internal.loop.main, {});
+      await ctx.scheduler.runAfter(0, internal.loop.main, {});
     });
     await runFor(t, 3000);
     for (const key of keys(5)) expect(probe.attempts.get(key)).toBe(1);
@@ -555,6 +560,28 @@ describe("watchdog", () => {
       .mocked(console.error)
       .mock.calls.filter(([line]) => String(line).includes("loopStalled"));
     expect(stalls).toHaveLength(1);
+  });
+
+  it("restarts the pass an enqueue scheduled when it failed, and the job runs once", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    // The pass the enqueue woke throws while starting the job (its worker cannot be scheduled),
+    // and nothing else happens in the pool to run another.
+    const failed = failSchedules("worker", 1);
+    const [id] = await enqueue(t, "mutation", [{ key: "woken" }]);
+    await runFor(t, 5000, 100);
+    expect(failed.count).toBe(1);
+    expect(await completions(t)).toEqual([]);
+    await runFor(t, 130_000, 1000);
+    expect(await completions(t)).toEqual([
+      expect.objectContaining({ workId: id, result: expect.objectContaining({ kind: "success" }) }),
+    ]);
+    expect(probe.attempts.get("woken")).toBe(1);
+    const alarms = error.mock.calls.filter(([line]) => String(line).includes("wakeFailed"));
+    expect(alarms).toHaveLength(1);
+    // Nothing is left to watch: the check disarmed itself.
+    const watch = await inComponent(t, async (ctx) => await ctx.db.query("wakeWatch").first());
+    expect(watch.armed).toBe(false);
   });
 
   it("raises one alarm for one dead loop, even when its restart runs late", async () => {

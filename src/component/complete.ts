@@ -167,6 +167,7 @@ async function requeue(pass: Pass, work: Doc<"work">, runAt: number): Promise<vo
     segment: segmentForRunAt(runAt, pass.now),
     priority: work.priority,
     ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
+    fromLoop: true,
   });
 }
 

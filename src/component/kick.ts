@@ -1,8 +1,15 @@
 /**
- * Waking the loop, and choosing the segment a caller writes into. Every enqueue, cancel and
- * completion asks `claimSegment` where its pending row goes. It reads `runStatus` and writes it only
- * when the loop must be woken (idle, or asleep until a later segment), so that while the loop runs,
- * callers only read: they never write a document the loop writes.
+ * Waking the loop, and choosing the segment a caller writes into.
+ *
+ * The enqueue path (`enqueueSegment` + `wakeFor`) never reads what the loop writes: it writes into
+ * the next segment (or the segment its job is due in), which no pass is reading yet, and makes sure
+ * one `main` is scheduled for that segment's start (a `wakes` row per segment, which only enqueues
+ * read and write). So an enqueue and a pass never conflict, whatever the loop is doing; the price is
+ * that a job enqueued into an idle pool waits for the next segment boundary (at most SEGMENT_MS).
+ *
+ * Cancels, completions and settings ask `claimSegment` instead. It reads `runStatus` and writes it
+ * only when the loop must be woken (idle, or asleep until a later segment), so that while the loop
+ * runs, callers only read: they never write a document the loop writes.
  *
  * - Loop running (scheduled for the next segment): write into the next segment, which the loop has
  *   not read yet.
@@ -16,7 +23,28 @@
 import { internal } from "./_generated/api.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { segmentOf, segmentStart } from "./segments.js";
-import { armWatchdog } from "./watchdog.js";
+import { armWakeWatch, armWatchdog } from "./watchdog.js";
+
+/** The segment an enqueue writes a job into: the next one, or the one it is due in if later. */
+export function enqueueSegment(now: number, dueSegment: number): number {
+  return Math.max(segmentOf(now) + 1, dueSegment);
+}
+
+/**
+ * Makes sure a pass runs at the start of `segment`, where an enqueue just wrote: the first enqueue
+ * into a segment schedules `main` for it and records that in `wakes`; later ones find the row.
+ * The pass runs after this transaction commits, so it reads what it wrote.
+ */
+export async function wakeFor(ctx: MutationCtx, segment: number): Promise<void> {
+  const existing = await ctx.db
+    .query("wakes")
+    .withIndex("by_segment", (q) => q.eq("segment", segment))
+    .first();
+  if (existing !== null) return;
+  const scheduledId = await ctx.scheduler.runAt(segmentStart(segment), internal.loop.main, {});
+  await ctx.db.insert("wakes", { segment, scheduledId });
+  await armWakeWatch(ctx);
+}
 
 /**
  * Returns the segment to write a pending row into, waking the loop if it would not read that row in

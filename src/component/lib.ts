@@ -22,7 +22,7 @@ import {
 } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
-import { claimSegment } from "./kick.js";
+import { claimSegment, enqueueSegment, wakeFor } from "./kick.js";
 import {
   vConfigUpdate,
   vLogLevel,
@@ -57,9 +57,7 @@ export const enqueue = mutation({
       if (waiting !== null) {
         if (item.onDuplicate === "replace") {
           const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
-          const segment = newDueTime
-            ? await claimSegment(ctx, dueSegment(checked.runAt))
-            : undefined;
+          const segment = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
           await replaceJob(ctx, waiting, item, checked, now, segment);
         }
         return waiting._id;
@@ -71,7 +69,15 @@ export const enqueue = mutation({
   },
 });
 
-/** Writes one checked job into the segment `claimSegment` gives it, and counts it for its key. */
+/** The segment an enqueue writes a job due at `runAt` into, with a pass made sure of there
+ * (kick.ts): never one the loop is reading, and never a read of what the loop writes. */
+async function wakeSegment(ctx: MutationCtx, now: number, runAt: number): Promise<number> {
+  const segment = enqueueSegment(now, dueSegment(runAt));
+  await wakeFor(ctx, segment);
+  return segment;
+}
+
+/** Writes one checked job into its segment (`wakeSegment`), and counts it. */
 async function enqueueOne(
   ctx: MutationCtx,
   item: EnqueueItem,
@@ -79,7 +85,7 @@ async function enqueueOne(
   now: number,
   countShard?: number,
 ): Promise<Id<"work">> {
-  const segment = await claimSegment(ctx, dueSegment(checked.runAt));
+  const segment = await wakeSegment(ctx, now, checked.runAt);
   const workId = await insertJob(ctx, item, checked, now, segment);
   await countEnqueues(ctx, [item], countShard);
   return workId;
@@ -107,9 +113,14 @@ export const enqueueBatch = mutation({
     });
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
-    const segment = await claimSegment(ctx, dueSegment(Math.min(...checked.map((c) => c.runAt))));
     const ids: Id<"work">[] = [];
+    const woken = new Set<number>();
     for (let i = 0; i < items.length; i++) {
+      const segment = enqueueSegment(now, dueSegment(checked[i].runAt));
+      if (!woken.has(segment)) {
+        await wakeFor(ctx, segment);
+        woken.add(segment);
+      }
       ids.push(await insertJob(ctx, items[i], checked[i], now, segment));
     }
     await countEnqueues(ctx, items, countShard);

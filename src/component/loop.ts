@@ -16,7 +16,7 @@ import { readConfig } from "./config.js";
 import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
-import type { LoopState, Pass } from "./pass.js";
+import { advanceCursor, tableFrom, type LoopState, type Pass } from "./pass.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
@@ -50,18 +50,22 @@ function withoutSystemFields(row: Doc<"loopState">): LoopState {
 }
 
 export const main = internalMutation({
-  args: { generation: v.number() },
+  // A pass of the loop's own chain carries its generation; a wake-up an enqueue scheduled carries
+  // none and always runs (it must read the segment its enqueue wrote into).
+  args: { generation: v.optional(v.number()) },
   returns: v.null(),
-  handler: async (ctx, { generation }) => {
+  handler: async (ctx, args) => {
     const row = await ctx.db.query("loopState").first();
     const now = Date.now();
     const config = await readConfig(ctx.db);
     const log = createLogger(config.logLevel);
     const expected = row?.generation ?? 0;
+    const generation = args.generation ?? expected;
     if (generation !== expected) {
       log.debug("staleMain", { generation, expected });
       return null;
     }
+    const woken = args.generation === undefined;
     const state: LoopState = row ? withoutSystemFields(row) : initialState(now);
     const pass: Pass = {
       ctx,
@@ -75,6 +79,7 @@ export const main = internalMutation({
     };
 
     await flushEarlierSecond(pass);
+    await clearWakes(pass);
     const leftPendingBefore = state.stats.started + state.stats.canceled;
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
@@ -104,6 +109,8 @@ export const main = internalMutation({
         !starts.heldByRate);
     await maybeReport(pass, goingQuiet);
     state.generation = generation + 1;
+    // A wake-up's pass supersedes the pass the chain had scheduled: cancel it if it has not begun.
+    if (woken) await cancelScheduledPass(pass);
     await scheduleNext(pass, wake);
     if (row) await ctx.db.replace("loopState", row._id, state);
     else await ctx.db.insert("loopState", state);
@@ -122,10 +129,46 @@ export const main = internalMutation({
   },
 });
 
+/** How many `wakes` rows one pass deletes: one per segment since the last pass, so a handful. */
+const WAKE_CLEAR_BATCH = 100;
+
+/** Deletes the `wakes` rows of the segments this pass reads (its own and earlier): enqueues only
+ * ever look at later ones. */
+async function clearWakes(pass: Pass): Promise<void> {
+  const rows = await pass.ctx.db
+    .query("wakes")
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "wake")).lte("segment", pass.segment),
+    )
+    .take(WAKE_CLEAR_BATCH);
+  for (const row of rows) await pass.ctx.db.delete("wakes", row._id);
+  if (rows.length < WAKE_CLEAR_BATCH) advanceCursor(pass, "wake", pass.segment + 1);
+}
+
+/** Cancels the chain's next pass (scheduled by an earlier pass) if it is still waiting to run. */
+async function cancelScheduledPass(pass: Pass): Promise<void> {
+  const id = pass.state.nextPassId;
+  if (id === undefined) return;
+  if ((await pass.ctx.db.system.get(id))?.state.kind === "pending") {
+    await pass.ctx.scheduler.cancel(id);
+  }
+}
+
+/** The first segment after this pass's that holds a row the loop itself put in `pendingStart` (a
+ * retry or a snooze): enqueued rows bring their own wake-up, and reading past the current segment
+ * would cover the ones being written now. */
+async function firstLaterOwnStart(pass: Pass): Promise<number | undefined> {
+  const row = await pass.ctx.db
+    .query("pendingStart")
+    .withIndex("by_fromLoop", (q) => q.eq("fromLoop", true).gt("segment", pass.segment))
+    .first();
+  return row?.segment;
+}
+
 /** The first segment after this pass's that holds a row of `table`, if any. */
 async function firstLaterSegment(
   pass: Pass,
-  table: "pendingStart" | "pendingCompletion" | "pendingCancelation",
+  table: "pendingCompletion" | "pendingCancelation",
 ): Promise<number | undefined> {
   const row = await pass.ctx.db
     .query(table)
@@ -152,7 +195,7 @@ async function nextWake(
   if (pass.state.running < pass.config.maxParallelism && !pass.config.paused) {
     const readyAt = await firstReadyAt(pass);
     const starts = [
-      await firstLaterSegment(pass, "pendingStart"),
+      await firstLaterOwnStart(pass),
       readyAt === undefined ? undefined : segmentForRunAt(readyAt, pass.now),
       heldByRate ? pass.segment + 1 : undefined,
     ].filter((s): s is number => s !== undefined);

@@ -110,9 +110,15 @@ export default defineSchema({
     holdsSlot: v.optional(v.boolean()),
     /** The job's priority ("normal" unset): the loop reads each level's due rows in turn. */
     priority: vStoredPriority,
+    /** True for a row the loop inserted (a retry, a snooze): the loop wakes itself for those;
+     * for every other row, the enqueue that wrote it made sure of a pass (`wakes`). */
+    fromLoop: v.optional(v.boolean()),
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])
+    // The loop's own rows by segment: where it looks for the next one it must wake for, without
+    // reading the segments enqueues are writing into.
+    .index("by_fromLoop", ["fromLoop", "segment"])
     // What the start stage reads: one level at a time, each from its own cursor.
     .index("by_priority", ["priority", "segment", "runAt"])
     .index("by_workId", ["workId"]),
@@ -309,8 +315,29 @@ export default defineSchema({
   }).index("by_slot", ["slot"]),
 
   /**
-   * Whether the loop needs waking; one row (the singleton). Read by every enqueue, cancel and
-   * completion; written only on a transition (the loop going idle or to sleep until a later segment,
+   * Passes the enqueue path scheduled: one row per segment that an enqueue wrote into, with the
+   * `main` it scheduled for that segment's start. Written (inserted) and read only by enqueues,
+   * each for the one segment it writes into, which is always after the segment any pass is
+   * reading; so an enqueue never reads what the loop writes, and the loop never has to be asked.
+   * Deleted by the loop, once its pass has read the segment (rows at or before its own segment).
+   */
+  wakes: defineTable({
+    segment: v.number(),
+    scheduledId: v.id("_scheduled_functions"),
+  }).index("by_segment", ["segment"]),
+
+  /**
+   * Whether the wake-ups' watchdog is armed (watchdog.ts, `checkWakes`): one row (the singleton).
+   * Written by an enqueue that scheduled a wake while it was not armed, and by the check when no
+   * wake is left. Never read or written by the loop. Never deleted.
+   */
+  wakeWatch: defineTable({
+    armed: v.boolean(),
+  }),
+
+  /**
+   * Whether the loop needs waking; one row (the singleton). Read by every cancel and completion
+   * (enqueues wake the loop through `wakes` instead, and never read it); written only on a transition (the loop going idle or to sleep until a later segment,
    * or a caller waking it) and by the watchdog when it stops, so that callers do not conflict with
    * the running loop's own writes.
    * Never deleted.
@@ -380,6 +407,8 @@ export default defineSchema({
         /** The start cursors of the "high" and "low" levels (`start` is the "normal" one's). */
         startHigh: v.optional(v.number()),
         startLow: v.optional(v.number()),
+        /** The lowest segment that may still hold a `wakes` row. */
+        wake: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so

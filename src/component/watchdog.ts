@@ -7,6 +7,7 @@
  * neither holds does it schedule `main` again and log an error. The verdict never rests on how much
  * time passed, so a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall.
  * It stops when the loop is idle. Never starts or finishes work itself.
+ * Enqueues wake the loop through `wakes` rows of their own (kick.ts); `checkWakes` watches those.
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
@@ -19,6 +20,60 @@ import { segmentOf, segmentStart } from "./segments.js";
 /** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
  * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
 export const WATCHDOG_INTERVAL_MS = 60_000;
+
+/**
+ * Arms the wake-ups' check if it is not armed: called by an enqueue that scheduled a wake. Reads and
+ * writes only `wakeWatch`, which the loop never touches.
+ */
+export async function armWakeWatch(ctx: MutationCtx): Promise<void> {
+  const watch = await ctx.db.query("wakeWatch").first();
+  if (watch?.armed) return;
+  await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.watchdog.checkWakes, {});
+  if (watch) await ctx.db.patch("wakeWatch", watch._id, { armed: true });
+  else await ctx.db.insert("wakeWatch", { armed: true });
+}
+
+/**
+ * Restarts the pass of a wake-up that failed. A pass deletes the `wakes` rows of the segments it
+ * read, so a row whose segment has begun and whose scheduled `main` failed or was canceled (the
+ * scheduler says so; the clock alone proves nothing: a late pass is still pending) marks work no
+ * pass will read: a new pass is scheduled and recorded on the row. Disarms itself when no wake is
+ * left.
+ */
+export const checkWakes = internalMutation({
+  args: {},
+  returns: v.null(),
+  handler: async (ctx) => {
+    const now = Date.now();
+    const watch = await ctx.db.query("wakeWatch").first();
+    const due = await ctx.db
+      .query("wakes")
+      .withIndex("by_segment", (q) => q.lte("segment", segmentOf(now)))
+      .take(WAKE_CHECK_BATCH);
+    for (const wake of due) {
+      const job = await ctx.db.system.get(wake.scheduledId);
+      if (job && OUTSTANDING.has(job.state.kind)) continue;
+      const log = createLogger((await readConfig(ctx.db)).logLevel);
+      log.error("wakeFailed", {
+        message: "a pass an enqueue scheduled failed or was canceled; scheduling another",
+        segment: wake.segment,
+      });
+      const scheduledId = await ctx.scheduler.runAfter(0, internal.loop.main, {});
+      await ctx.db.patch("wakes", wake._id, { scheduledId });
+      break;
+    }
+    const any = await ctx.db.query("wakes").first();
+    if (any === null) {
+      if (watch) await ctx.db.patch("wakeWatch", watch._id, { armed: false });
+      return null;
+    }
+    await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.watchdog.checkWakes, {});
+    return null;
+  },
+});
+
+/** Due wake rows one check looks at: one restarted pass reads every segment before its own. */
+const WAKE_CHECK_BATCH = 10;
 
 /** Schedules the first check; called by a caller that wakes the loop when none is armed. */
 export async function armWatchdog(ctx: MutationCtx, generation: number): Promise<boolean> {
