@@ -51,6 +51,7 @@ import {
   type Transaction,
   type Write,
 } from "./conflictModel.js";
+import { isExecutionContext } from "./instrument.js";
 
 export * from "./conflictModel.js";
 
@@ -116,18 +117,6 @@ function isConvexGlobal(store: any): boolean {
     typeof store.components === "object" &&
     typeof store.transactionManager === "object" &&
     "scheduler" in store
-  );
-}
-
-function isExecutionContext(store: any): boolean {
-  return (
-    typeof store === "object" &&
-    store !== null &&
-    "componentPath" in store &&
-    "udfPath" in store &&
-    "udfType" in store &&
-    "depth" in store &&
-    "paginatedQueries" in store
   );
 }
 

@@ -129,7 +129,8 @@ export function currentCounters(): Counters {
   return counters;
 }
 
-function isExecutionContext(store: unknown): store is {
+/** True for convex-test's execution context (the store it runs every function in). */
+export function isExecutionContext(store: unknown): store is {
   componentPath: string;
   udfPath: string;
   udfType: string;
