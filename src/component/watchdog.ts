@@ -15,7 +15,7 @@ import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { createLogger } from "./logging.js";
-import { segmentOf, segmentStart } from "./segments.js";
+import { readFrom, segmentOf, segmentStart } from "./segments.js";
 
 /** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
  * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
@@ -46,10 +46,14 @@ export const checkWakes = internalMutation({
   handler: async (ctx) => {
     const now = Date.now();
     const watch = await ctx.db.query("wakeWatch").first();
-    const due = await ctx.db
+    // From the loop's cursor: below it every row is deleted (a read from the front would walk the
+    // index entries of every wake-up ever cleared).
+    const loop = await ctx.db.query("loopState").first();
+    const wakes = await ctx.db
       .query("wakes")
-      .withIndex("by_segment", (q) => q.lte("segment", segmentOf(now)))
+      .withIndex("by_segment", (q) => q.gte("segment", readFrom(loop?.cursors?.wake)))
       .take(WAKE_CHECK_BATCH);
+    const due = wakes.filter((wake) => wake.segment <= segmentOf(now));
     for (const wake of due) {
       const job = await ctx.db.system.get(wake.scheduledId);
       if (job && OUTSTANDING.has(job.state.kind)) continue;
@@ -62,8 +66,7 @@ export const checkWakes = internalMutation({
       await ctx.db.patch("wakes", wake._id, { scheduledId });
       break;
     }
-    const any = await ctx.db.query("wakes").first();
-    if (any === null) {
+    if (wakes.length === 0) {
       if (watch) await ctx.db.patch("wakeWatch", watch._id, { armed: false });
       return null;
     }
