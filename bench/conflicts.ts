@@ -51,7 +51,7 @@ import {
   type Transaction,
   type Write,
 } from "./conflictModel.js";
-import { isExecutionContext } from "./instrument.js";
+import { isConvexGlobal, isExecutionContext } from "./instrument.js";
 
 export * from "./conflictModel.js";
 
@@ -109,16 +109,6 @@ export function stopRecording(): Transaction[] {
 }
 
 const fnName = (componentPath: string, udfPath: string) => `${componentPath || "app"}:${udfPath}`;
-
-function isConvexGlobal(store: any): boolean {
-  return (
-    typeof store === "object" &&
-    store !== null &&
-    typeof store.components === "object" &&
-    typeof store.transactionManager === "object" &&
-    "scheduler" in store
-  );
-}
 
 function isRequestMetadata(store: any): boolean {
   return (

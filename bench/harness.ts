@@ -20,6 +20,7 @@ import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
+import { installFastTables } from "./fastTables.js";
 import { priorityChecks, rateChecks, type PriorityChecks, type RateChecks } from "./checks.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
 import {
@@ -210,6 +211,7 @@ function recordStarts(startedAt: number[]): () => void {
 
 export async function runScenario(side: SideName, sc: Scenario): Promise<Result> {
   installInstrumentation();
+  installFastTables();
   await warmUp();
   const wallStart = performance.now();
   const startedAt: number[] = [];

@@ -130,6 +130,18 @@ export function currentCounters(): Counters {
 }
 
 /** True for convex-test's execution context (the store it runs every function in). */
+/** convex-test's global of one backend call: its components' databases, transaction manager and
+ * scheduler. */
+export function isConvexGlobal(store: any): boolean {
+  return (
+    typeof store === "object" &&
+    store !== null &&
+    typeof store.components === "object" &&
+    typeof store.transactionManager === "object" &&
+    "scheduler" in store
+  );
+}
+
 export function isExecutionContext(store: unknown): store is {
   componentPath: string;
   udfPath: string;
