@@ -185,11 +185,12 @@ const poolOptions = { maxParallelism: 10 };
 // writes nothing a pass writes, and writes into the next segment, which no pass reads until it
 // begins (kick.ts): at W = 10 ms (transactions that start together) there is none. At W = 100 ms
 // the model also pairs an enqueue made late in a segment with the pass at the next segment's start
-// (which reads that segment, and deletes its `wakes` row); they overlap only if the enqueue is
-// still running when the next segment begins. Those are the only causes left.
+// (which reads that segment, and deletes its rows, the one recording its wake-up included); they
+// overlap only if the enqueue is still running when the next segment begins. Those are the only
+// causes left.
 const BOUNDARY_CAUSES = [
   "lib:enqueue inserts pendingStart → loop:main reads by_priority",
-  "loop:main deletes wakes → lib:enqueue reads by_segment",
+  "loop:main deletes pendingStart → lib:enqueue reads by_wake",
 ];
 
 /** Asserts the goal: no conflict at W = 10 ms; at W = 100 ms, only the segment boundary's. */
@@ -217,7 +218,10 @@ describe("our pool: the enqueue path against the running loop", () => {
     expect(written).toContain("work");
     expect(written).toContain("pendingStart");
     const read = new Set(enqueues.flatMap((e) => e.reads.map((r) => r.table)));
-    expect(read).toContain("wakes");
+    // The segment's wake-up, recorded on a start row (index `by_wake`).
+    expect(enqueues.flatMap((e) => e.reads)).toContainEqual(
+      expect.objectContaining({ table: "pendingStart", index: "by_wake" }),
+    );
     for (const table of ["runStatus", "loopState"]) expect(read).not.toContain(table);
     expect(txs.some((t) => t.fn === "workpool:loop:main")).toBe(true);
   });

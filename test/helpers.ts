@@ -95,7 +95,6 @@ export const COMPONENT_TABLES = [
   "keySettings",
   "enqueueCounts",
   "eventCounts",
-  "wakes",
   "wakeWatch",
 ] as const;
 

@@ -9,6 +9,7 @@
 import type { Doc, Id } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import type { CheckedItem, EnqueueItem } from "./enqueue.js";
+import type { Target } from "./kick.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { dueSegment } from "./segments.js";
 
@@ -49,9 +50,11 @@ export async function rememberDedupeKey(
 
 /**
  * Gives a waiting job what a duplicate enqueue brought: its args always; its context, onComplete
- * and due time when given. A due time moves the job's pendingStart row to `segment` (from
- * `claimSegment`) or later. A keyed job that already waits in its key's queue is past its due time
- * and keeps its place there (the key's queue is the loop's).
+ * and due time when given. A due time moves the job's pendingStart row to the target segment
+ * (kick.ts) or later, with the target's wake-up unless the row already records one (for its old
+ * segment, whose later enqueues rely on it; the new pass then runs unrecorded, and a later enqueue
+ * into its segment schedules another, which is harmless). A keyed job that already waits in its
+ * key's queue is past its due time and keeps its place there (the key's queue is the loop's).
  */
 export async function replaceJob(
   ctx: MutationCtx,
@@ -59,7 +62,7 @@ export async function replaceJob(
   item: EnqueueItem,
   { runAt }: CheckedItem,
   now: number,
-  segment: number | undefined,
+  target: Target | undefined,
 ): Promise<void> {
   const payload = work.payloadId ? await ctx.db.get("payloads", work.payloadId) : null;
   const oldContext = payload ? payload.context : work.onComplete?.context;
@@ -71,7 +74,7 @@ export async function replaceJob(
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context })
     : undefined;
   const start =
-    segment === undefined
+    target === undefined
       ? null
       : await ctx.db
           .query("pendingStart")
@@ -88,10 +91,11 @@ export async function replaceJob(
     },
     ...(start !== null ? { listAt: dueAt } : {}),
   });
-  if (start !== null && segment !== undefined) {
+  if (start !== null && target !== undefined) {
     await ctx.db.patch("pendingStart", start._id, {
       runAt: dueAt,
-      segment: Math.max(segment, dueSegment(runAt)),
+      segment: Math.max(target.segment, dueSegment(runAt)),
+      ...(start.wake === undefined && target.wake !== undefined ? { wake: target.wake } : {}),
     });
   }
 }

@@ -7,6 +7,7 @@ import { v, type Infer } from "convex/values";
 import type { Id } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { invalidArgument } from "./errors.js";
+import type { Target } from "./kick.js";
 import { storedPriority, vFnType, vOnCompleteSpec, vPriority, vRetryBehavior } from "./model.js";
 import { isLarge, valueSizeBytes } from "./payloads.js";
 import { dueSegment } from "./segments.js";
@@ -98,15 +99,16 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
 }
 
 /**
- * Writes a checked job, its start row in `segment` (from `claimSegment`) or later if it is not due
- * by then; returns its id. The caller counts keyed jobs with `countEnqueues` once per call.
+ * Writes a checked job, its start row in the target segment (kick.ts) or later if it is not due by
+ * then, with the target's wake-up if any; returns its id. The caller counts the call's jobs with
+ * `countEnqueues`.
  */
 export async function insertJob(
   ctx: MutationCtx,
   item: EnqueueItem,
   { runAt, sizeBytes }: CheckedItem,
   now: number,
-  segment: number,
+  { segment, wake }: Target,
 ): Promise<Id<"work">> {
   const large = isLarge(sizeBytes);
   const payloadId = large
@@ -139,6 +141,7 @@ export async function insertJob(
     segment: Math.max(segment, dueSegment(runAt)),
     key: item.key,
     priority: storedPriority(item.priority),
+    wake,
   });
   return workId;
 }

@@ -3,9 +3,11 @@
  *
  * The enqueue path (`enqueueSegment` + `wakeFor`) never reads what the loop writes: it writes into
  * the next segment (or the segment its job is due in), which no pass is reading yet, and makes sure
- * one `main` is scheduled for that segment's start (a `wakes` row per segment, which only enqueues
- * read and write). So an enqueue and a pass never conflict, whatever the loop is doing; the price is
- * that a job enqueued into an idle pool waits for the next segment boundary (at most SEGMENT_MS).
+ * one `main` is scheduled for that segment's start: the first enqueue into a segment schedules it
+ * and records it on its own `pendingStart` row (`wake`), which later enqueues into the segment find
+ * (index `by_wake`, which the loop never reads). So an enqueue and a pass never conflict, whatever
+ * the loop is doing, and a wake-up costs no document of its own; the price is that a job enqueued
+ * into an idle pool waits for the next segment boundary (at most SEGMENT_MS).
  *
  * Cancels, completions and settings ask `claimSegment` instead. It reads `runStatus` and writes it
  * only when the loop must be woken (idle, or asleep until a later segment), so that while the loop
@@ -21,6 +23,7 @@
  * Never starts work itself.
  */
 import { internal } from "./_generated/api.js";
+import type { Doc } from "./_generated/dataModel.js";
 import type { MutationCtx } from "./_generated/server.js";
 import { segmentOf, segmentStart } from "./segments.js";
 import { armWakeWatch, armWatchdog } from "./watchdog.js";
@@ -30,20 +33,28 @@ export function enqueueSegment(now: number, dueSegment: number): number {
   return Math.max(segmentOf(now) + 1, dueSegment);
 }
 
+/** A pass an enqueue scheduled for a segment's start, recorded on the row it writes there. */
+export type Wake = Doc<"pendingStart">["wake"];
+
+/** Where an enqueue writes a job's start row: its segment, and the wake-up to record on the row
+ * (when this enqueue scheduled the segment's pass). */
+export type Target = { segment: number; wake: Wake };
+
 /**
- * Makes sure a pass runs at the start of `segment`, where an enqueue just wrote: the first enqueue
- * into a segment schedules `main` for it and records that in `wakes`; later ones find the row.
- * The pass runs after this transaction commits, so it reads what it wrote.
+ * Makes sure a pass runs at the start of `segment`, where an enqueue is about to write. Returns the
+ * wake-up to record on the row it writes there when it scheduled that pass itself (the first
+ * enqueue into the segment); undefined when a row of the segment already records one. The pass runs
+ * after this transaction commits, so it reads what it wrote.
  */
-export async function wakeFor(ctx: MutationCtx, segment: number): Promise<void> {
+export async function wakeFor(ctx: MutationCtx, segment: number): Promise<Wake> {
   const existing = await ctx.db
-    .query("wakes")
-    .withIndex("by_segment", (q) => q.eq("segment", segment))
+    .query("pendingStart")
+    .withIndex("by_wake", (q) => q.eq("wake.segment", segment))
     .first();
-  if (existing !== null) return;
+  if (existing !== null) return undefined;
   const scheduledId = await ctx.scheduler.runAt(segmentStart(segment), internal.loop.main, {});
-  await ctx.db.insert("wakes", { segment, scheduledId });
   await armWakeWatch(ctx);
+  return { segment, scheduledId };
 }
 
 /**

@@ -22,7 +22,7 @@ import {
 } from "./enqueue.js";
 import { invalidArgument } from "./errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
-import { claimSegment, enqueueSegment, wakeFor } from "./kick.js";
+import { claimSegment, enqueueSegment, wakeFor, type Target } from "./kick.js";
 import {
   vConfigUpdate,
   vLogLevel,
@@ -57,8 +57,8 @@ export const enqueue = mutation({
       if (waiting !== null) {
         if (item.onDuplicate === "replace") {
           const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
-          const segment = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
-          await replaceJob(ctx, waiting, item, checked, now, segment);
+          const target = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
+          await replaceJob(ctx, waiting, item, checked, now, target);
         }
         return waiting._id;
       }
@@ -70,11 +70,11 @@ export const enqueue = mutation({
 });
 
 /** The segment an enqueue writes a job due at `runAt` into, with a pass made sure of there
- * (kick.ts): never one the loop is reading, and never a read of what the loop writes. */
-async function wakeSegment(ctx: MutationCtx, now: number, runAt: number): Promise<number> {
+ * (kick.ts): never one the loop is reading, and never a read of what the loop writes. `wake` is
+ * the pass this enqueue scheduled, to record on the row it writes, if it was the segment's first. */
+async function wakeSegment(ctx: MutationCtx, now: number, runAt: number): Promise<Target> {
   const segment = enqueueSegment(now, dueSegment(runAt));
-  await wakeFor(ctx, segment);
-  return segment;
+  return { segment, wake: await wakeFor(ctx, segment) };
 }
 
 /** Writes one checked job into its segment (`wakeSegment`), and counts it. */
@@ -85,8 +85,13 @@ async function enqueueOne(
   now: number,
   countShard?: number,
 ): Promise<Id<"work">> {
-  const segment = await wakeSegment(ctx, now, checked.runAt);
-  const workId = await insertJob(ctx, item, checked, now, segment);
+  const workId = await insertJob(
+    ctx,
+    item,
+    checked,
+    now,
+    await wakeSegment(ctx, now, checked.runAt),
+  );
   await countEnqueues(ctx, [item], countShard);
   return workId;
 }
@@ -117,11 +122,10 @@ export const enqueueBatch = mutation({
     const woken = new Set<number>();
     for (let i = 0; i < items.length; i++) {
       const segment = enqueueSegment(now, dueSegment(checked[i].runAt));
-      if (!woken.has(segment)) {
-        await wakeFor(ctx, segment);
-        woken.add(segment);
-      }
-      ids.push(await insertJob(ctx, items[i], checked[i], now, segment));
+      // The segment's first job of the batch carries the wake-up, if this call scheduled it.
+      const wake = woken.has(segment) ? undefined : await wakeFor(ctx, segment);
+      woken.add(segment);
+      ids.push(await insertJob(ctx, items[i], checked[i], now, { segment, wake }));
     }
     await countEnqueues(ctx, items, countShard);
     return ids;

@@ -16,7 +16,7 @@ import { readConfig } from "./config.js";
 import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
-import { advanceCursor, tableFrom, type LoopState, type Pass } from "./pass.js";
+import { type LoopState, type Pass } from "./pass.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
@@ -79,7 +79,6 @@ export const main = internalMutation({
     };
 
     await flushEarlierSecond(pass);
-    await clearWakes(pass);
     const leftPendingBefore = state.stats.started + state.stats.canceled;
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
@@ -128,22 +127,6 @@ export const main = internalMutation({
     return null;
   },
 });
-
-/** How many `wakes` rows one pass deletes: one per segment since the last pass, so a handful. */
-const WAKE_CLEAR_BATCH = 100;
-
-/** Deletes the `wakes` rows of the segments this pass reads (its own and earlier): enqueues only
- * ever look at later ones. */
-async function clearWakes(pass: Pass): Promise<void> {
-  const rows = await pass.ctx.db
-    .query("wakes")
-    .withIndex("by_segment", (q) =>
-      q.gte("segment", tableFrom(pass, "wake")).lte("segment", pass.segment),
-    )
-    .take(WAKE_CLEAR_BATCH);
-  for (const row of rows) await pass.ctx.db.delete("wakes", row._id);
-  if (rows.length < WAKE_CLEAR_BATCH) advanceCursor(pass, "wake", pass.segment + 1);
-}
 
 /** Cancels the chain's next pass (scheduled by an earlier pass) if it is still waiting to run. */
 async function cancelScheduledPass(pass: Pass): Promise<void> {

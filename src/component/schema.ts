@@ -95,8 +95,10 @@ export default defineSchema({
 
   /**
    * Jobs waiting to start: one row per pending attempt, at the segment it may start in.
-   * Written by: enqueue (into the next segment, or the segment of `runAt`), the loop (a retry, at the
-   * segment its backoff ends). Read by: the loop (due segments), status and cancel (by workId).
+   * Written by: enqueue (into the next segment, or the segment of `runAt`; the first into a segment
+   * also records the pass it scheduled there, `wake`), the loop (a retry, at the segment its backoff
+   * ends). Read by: the loop (due segments), status and cancel (by workId), enqueues and the
+   * watchdog (`by_wake`).
    * Deleted by: the loop, when it starts the job or processes its cancelation.
    */
   pendingStart: defineTable({
@@ -111,8 +113,13 @@ export default defineSchema({
     /** The job's priority ("normal" unset): the loop reads each level's due rows in turn. */
     priority: vStoredPriority,
     /** True for a row the loop inserted (a retry, a snooze): the loop wakes itself for those;
-     * for every other row, the enqueue that wrote it made sure of a pass (`wakes`). */
+     * for every other row, the enqueue that wrote it made sure of a pass (`wake`). */
     fromLoop: v.optional(v.boolean()),
+    /** Set on the row of the enqueue that scheduled the pass at `segment`'s start (the first
+     * enqueue into that segment, kick.ts): later enqueues into the segment find it through
+     * `by_wake` and schedule nothing; the watchdog's `checkWakes` restarts that pass if it failed.
+     * Leaves with the row (the loop deletes it once a pass has read its segment). */
+    wake: v.optional(v.object({ segment: v.number(), scheduledId: v.id("_scheduled_functions") })),
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])
@@ -121,6 +128,9 @@ export default defineSchema({
     .index("by_fromLoop", ["fromLoop", "segment"])
     // What the start stage reads: one level at a time, each from its own cursor.
     .index("by_priority", ["priority", "segment", "runAt"])
+    // The wake-ups enqueues scheduled, by segment: read only by enqueues (each for the one segment
+    // it writes into) and the watchdog's `checkWakes`, never by the loop.
+    .index("by_wake", ["wake.segment"])
     .index("by_workId", ["workId"]),
 
   /**
@@ -315,29 +325,20 @@ export default defineSchema({
   }).index("by_slot", ["slot"]),
 
   /**
-   * Passes the enqueue path scheduled: one row per segment that an enqueue wrote into, with the
-   * `main` it scheduled for that segment's start. Written (inserted) and read only by enqueues,
-   * each for the one segment it writes into, which is always after the segment any pass is
-   * reading; so an enqueue never reads what the loop writes, and the loop never has to be asked.
-   * Deleted by the loop, once its pass has read the segment (rows at or before its own segment).
-   */
-  wakes: defineTable({
-    segment: v.number(),
-    scheduledId: v.id("_scheduled_functions"),
-  }).index("by_segment", ["segment"]),
-
-  /**
    * Whether the wake-ups' watchdog is armed (watchdog.ts, `checkWakes`): one row (the singleton).
-   * Written by an enqueue that scheduled a wake while it was not armed, and by the check when no
-   * wake is left. Never read or written by the loop. Never deleted.
+   * Written by an enqueue that scheduled a wake while it was not armed, and by the check (its
+   * cursor, and disarming when no wake is left). Never read or written by the loop. Never deleted.
    */
   wakeWatch: defineTable({
     armed: v.boolean(),
+    /** Every wake-up of a segment below this had its pass run (or its row is gone): the check
+     * reads `by_wake` from here, past the index entries of rows the loop deleted. */
+    from: v.optional(v.number()),
   }),
 
   /**
    * Whether the loop needs waking; one row (the singleton). Read by every cancel and completion
-   * (enqueues wake the loop through `wakes` instead, and never read it); written only on a transition (the loop going idle or to sleep until a later segment,
+   * (enqueues wake the loop through `pendingStart.wake` instead, and never read it); written only on a transition (the loop going idle or to sleep until a later segment,
    * or a caller waking it) and by the watchdog when it stops, so that callers do not conflict with
    * the running loop's own writes.
    * Never deleted.
@@ -407,8 +408,6 @@ export default defineSchema({
         /** The start cursors of the "high" and "low" levels (`start` is the "normal" one's). */
         startHigh: v.optional(v.number()),
         startLow: v.optional(v.number()),
-        /** The lowest segment that may still hold a `wakes` row. */
-        wake: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so

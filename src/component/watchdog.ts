@@ -7,7 +7,8 @@
  * neither holds does it schedule `main` again and log an error. The verdict never rests on how much
  * time passed, so a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall.
  * It stops when the loop is idle. Never starts or finishes work itself.
- * Enqueues wake the loop through `wakes` rows of their own (kick.ts); `checkWakes` watches those.
+ * Enqueues wake the loop through wake-ups recorded on their own `pendingStart` rows (kick.ts);
+ * `checkWakes` watches those.
  */
 import { v } from "convex/values";
 import { internal } from "./_generated/api.js";
@@ -15,7 +16,7 @@ import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { createLogger } from "./logging.js";
-import { readFrom, segmentOf, segmentStart } from "./segments.js";
+import { segmentOf, segmentStart } from "./segments.js";
 
 /** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
  * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
@@ -34,11 +35,13 @@ export async function armWakeWatch(ctx: MutationCtx): Promise<void> {
 }
 
 /**
- * Restarts the pass of a wake-up that failed. A pass deletes the `wakes` rows of the segments it
- * read, so a row whose segment has begun and whose scheduled `main` failed or was canceled (the
- * scheduler says so; the clock alone proves nothing: a late pass is still pending) marks work no
- * pass will read: a new pass is scheduled and recorded on the row. Disarms itself when no wake is
- * left.
+ * Restarts the pass of a wake-up that failed. A wake-up is recorded on the `pendingStart` row of
+ * the enqueue that scheduled it (kick.ts), and the loop deletes that row once a pass has read its
+ * segment; so a recorded wake-up whose segment has begun and whose scheduled `main` failed or was
+ * canceled (the scheduler says so; the clock alone proves nothing: a late pass is still pending)
+ * marks work no pass may read: a new pass is scheduled and recorded on the row. A row whose pass
+ * succeeded may stay (its job waits for a free slot), so the check keeps a cursor (`from`) past the
+ * wake-ups settled in order. Disarms itself when no wake-up is left from there.
  */
 export const checkWakes = internalMutation({
   args: {},
@@ -46,31 +49,36 @@ export const checkWakes = internalMutation({
   handler: async (ctx) => {
     const now = Date.now();
     const watch = await ctx.db.query("wakeWatch").first();
-    // From the loop's cursor: below it every row is deleted (a read from the front would walk the
-    // index entries of every wake-up ever cleared).
-    const loop = await ctx.db.query("loopState").first();
-    const wakes = await ctx.db
-      .query("wakes")
-      .withIndex("by_segment", (q) => q.gte("segment", readFrom(loop?.cursors?.wake)))
+    const rows = await ctx.db
+      .query("pendingStart")
+      .withIndex("by_wake", (q) => q.gte("wake.segment", watch?.from ?? 0))
       .take(WAKE_CHECK_BATCH);
-    const due = wakes.filter((wake) => wake.segment <= segmentOf(now));
-    for (const wake of due) {
+    let from = watch?.from ?? 0;
+    let settled = true; // every wake-up read so far had its pass run
+    for (const row of rows) {
+      const wake = row.wake!;
+      if (wake.segment > segmentOf(now)) break;
       const job = await ctx.db.system.get(wake.scheduledId);
-      if (job && OUTSTANDING.has(job.state.kind)) continue;
+      const kind = job?.state.kind;
+      if (kind === "success") {
+        if (settled) from = wake.segment + 1;
+        continue;
+      }
+      settled = false;
+      if (kind !== undefined && OUTSTANDING.has(kind)) continue;
       const log = createLogger((await readConfig(ctx.db)).logLevel);
       log.error("wakeFailed", {
         message: "a pass an enqueue scheduled failed or was canceled; scheduling another",
         segment: wake.segment,
       });
       const scheduledId = await ctx.scheduler.runAfter(0, internal.loop.main, {});
-      await ctx.db.patch("wakes", wake._id, { scheduledId });
+      await ctx.db.patch("pendingStart", row._id, { wake: { ...wake, scheduledId } });
       break;
     }
-    if (wakes.length === 0) {
-      if (watch) await ctx.db.patch("wakeWatch", watch._id, { armed: false });
-      return null;
-    }
-    await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.watchdog.checkWakes, {});
+    const left = rows.some((row) => row.wake!.segment >= from);
+    if (watch) await ctx.db.patch("wakeWatch", watch._id, { from, armed: left });
+    else await ctx.db.insert("wakeWatch", { from, armed: left });
+    if (left) await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.watchdog.checkWakes, {});
     return null;
   },
 });
