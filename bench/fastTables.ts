@@ -8,10 +8,13 @@
  *
  * What: `DatabaseFake._iterateDocs(table, callback)` is replaced by one that walks only that
  * table's committed ids (kept per database instance, updated on every top-level commit) plus the
- * ids the open transaction wrote, exactly as the original does for the whole database. The same
- * documents reach the callback (callers sort them by a total order afterwards), so queries, their
- * results and convex-test's read and write metrics are unchanged; `test/fastTables.test.ts` checks
- * that against the original on random writes.
+ * ids the open transaction wrote, exactly as the original does for the whole database. When the
+ * query is an index range with an equality on a string, number, boolean or null (`eq("key", k)`),
+ * it walks only the committed documents whose field holds that value (kept per field, built on
+ * first use) plus the open transaction's writes: every document the range can match, and a few it
+ * cannot, which convex-test's own range check then drops. So queries, their results and
+ * convex-test's read and write metrics are unchanged; `test/fastTables.test.ts` checks both scans
+ * against the original, and indexed queries against a filter of the whole table, on random writes.
  *
  * Owns: the patch (installed once, through the same AsyncLocalStorage hook the other bench probes
  * use to find convex-test's objects). Never changes what a query returns or what it counts.
@@ -27,7 +30,13 @@ type Db = {
 
 /** Per database, its committed ids by table. Built on first use from `_documents`. */
 const tablesOf = new WeakMap<Db, Map<string, Set<string>>>();
-const patched = new WeakSet<object>();
+/** Per database, table and field path, its committed ids by the field's value (`valueKey`). */
+const bucketsOf = new WeakMap<Db, Map<string, Map<string, Map<string, Set<string>>>>>();
+/** The equality the query being resolved starts with, if it narrows the scan (set only while
+ * `_resolveQuerySource` runs, which is synchronous). */
+let narrowing: { table: string; fieldPath: string; key: string } | undefined;
+/** Each patched prototype's own `_iterateDocs`, for the test that compares the two. */
+const originals = new WeakMap<object, Iterate>();
 let installed = false;
 
 /** The table an id belongs to, as convex-test spells ids (digits, then the table's name). */
@@ -54,27 +63,109 @@ function idsOf(byTable: Map<string, Set<string>>, table: string | null): Set<str
   return ids;
 }
 
+/** A key per primitive value, equal for equal values (coarser is safe: the range check runs
+ * after); undefined for other values, which no equality on a primitive can match. */
+function valueKey(value: unknown): string | undefined {
+  if (value === null) return "null";
+  const type = typeof value;
+  return type === "string" || type === "number" || type === "boolean"
+    ? `${type}:${String(value)}`
+    : undefined;
+}
+
+/** A document's value at a dotted field path, as convex-test reads it for index ranges. */
+function fieldValue(doc: unknown, fieldPath: string): unknown {
+  let value = doc;
+  for (const part of fieldPath.split(".")) {
+    value =
+      value !== null && typeof value === "object" && !Array.isArray(value)
+        ? (value as Record<string, unknown>)[part]
+        : undefined;
+  }
+  return value;
+}
+
+/** The committed ids of `table` by the value at `fieldPath`, built on first use. */
+function bucketsFor(db: Db, table: string, fieldPath: string): Map<string, Set<string>> {
+  let byTable = bucketsOf.get(db);
+  if (byTable === undefined) bucketsOf.set(db, (byTable = new Map()));
+  let byField = byTable.get(table);
+  if (byField === undefined) byTable.set(table, (byField = new Map()));
+  let buckets = byField.get(fieldPath);
+  if (buckets === undefined) {
+    byField.set(fieldPath, (buckets = new Map()));
+    for (const id of tables(db).get(table) ?? []) {
+      addTo(buckets, valueKey(fieldValue(db._documents[id], fieldPath)), id);
+    }
+  }
+  return buckets;
+}
+
+function addTo(buckets: Map<string, Set<string>>, key: string | undefined, id: string): void {
+  const k = key ?? "";
+  let ids = buckets.get(k);
+  if (ids === undefined) buckets.set(k, (ids = new Set()));
+  ids.add(id);
+}
+
+/** The equality a query source starts with, when it is on a primitive. */
+function narrowingOf(source: any): typeof narrowing {
+  if (source?.type !== "IndexRange") return undefined;
+  const first = source.range?.[0];
+  if (first?.type !== "Eq") return undefined;
+  const key = valueKey(first.value);
+  if (key === undefined) return undefined;
+  return { table: String(source.indexName).split(".")[0], fieldPath: first.fieldPath, key };
+}
+
+/** convex-test's `_iterateDocs`: hands each document of a table (committed, or written by the open
+ * transaction) to `callback`. */
+export type Iterate = (this: any, tableName: string, callback: (doc: any) => void) => void;
+
+/** convex-test's own scan of a prototype this module patched (undefined if it did not). */
+export function originalIterateDocs(proto: object): Iterate | undefined {
+  return originals.get(proto);
+}
+
 /** Replaces `_iterateDocs` and follows `commit` on convex-test's database prototype. */
 export function patchDatabasePrototype(proto: any): void {
-  if (patched.has(proto)) return;
-  patched.add(proto);
+  if (originals.has(proto)) return;
+  originals.set(proto, proto._iterateDocs);
   const commit = proto.commit;
   proto.commit = function (this: Db, ...args: unknown[]) {
-    const topLevel = this._writes.length === 1;
-    const last = this._writes[this._writes.length - 1];
+    const last = this._writes.length === 1 ? this._writes[0] : undefined;
+    const before = Object.keys(last ?? {}).map((id) => [id, this._documents[id]] as const);
     const result = commit.apply(this, args);
-    if (topLevel && last !== undefined) {
-      const byTable = tables(this);
-      for (const [id, write] of Object.entries(last)) {
-        const ids = idsOf(byTable, tableOfId(id));
-        if (write === null) ids.delete(id);
-        else ids.add(id);
+    const byTable = tables(this);
+    for (const [id, old] of before) {
+      const table = tableOfId(id);
+      const now = this._documents[id];
+      const ids = idsOf(byTable, table);
+      if (now === undefined) ids.delete(id);
+      else ids.add(id);
+      for (const [fieldPath, buckets] of bucketsOf.get(this)?.get(table ?? "") ?? []) {
+        if (old !== undefined) buckets.get(valueKey(fieldValue(old, fieldPath)) ?? "")?.delete(id);
+        if (now !== undefined) addTo(buckets, valueKey(fieldValue(now, fieldPath)), id);
       }
     }
     return result;
   };
+  const resolve = proto._resolveQuerySource;
+  proto._resolveQuerySource = function (this: Db, query: { source: unknown }) {
+    narrowing = narrowingOf(query.source);
+    try {
+      return resolve.call(this, query);
+    } finally {
+      narrowing = undefined;
+    }
+  };
   proto._iterateDocs = function (this: Db, tableName: string, callback: (doc: unknown) => void) {
-    const ids = new Set(tables(this).get(tableName));
+    const narrow = narrowing?.table === tableName ? narrowing : undefined;
+    const ids = new Set(
+      narrow
+        ? bucketsFor(this, tableName, narrow.fieldPath).get(narrow.key)
+        : tables(this).get(tableName),
+    );
     for (const layer of this._writes) {
       for (const id of Object.keys(layer)) if (tableOfId(id) === tableName) ids.add(id);
     }
