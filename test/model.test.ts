@@ -47,7 +47,12 @@ import { FULL_SCALE, scaled } from "./scale.js";
 import type { RateLimit } from "../src/client/index.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+/** The run's seed: FUZZ_SEED's, or a fresh one, printed before the run starts so that a run that
+ * never ends (a crash, a hang) can be replayed too, not only one that fails. */
+const SEED =
+  process.env.FUZZ_SEED === undefined
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FUZZ_SEED);
 
 type Kind = "action" | "mutation" | "query";
 type JobSpec = {
@@ -654,6 +659,8 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
 
 describe("model-based", () => {
   it(`random programs keep the invariants (${RUNS} programs)`, async () => {
+    if (FULL_SCALE || process.env.FUZZ_RUNS !== undefined)
+      console.log(`model-based run: seed ${SEED}`);
     await fc.assert(
       fc.asyncProperty(
         fc.array(op, { minLength: 1, maxLength: 12 }),
