@@ -744,6 +744,10 @@ ${details.join("\n\n")}
 // Scale: the same backlog at 1,000, 10,000 and (opt-in) 50,000 jobs
 // ---------------------------------------------------------------------------------------------
 
+/** "a", "a and b", "a, b and c". */
+const listed = (items: string[]) =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+
 /** The backlog scenarios, smallest first: the first is the others' baseline. */
 const SCALE_IDS = ["4a", "4b", "4c"];
 
@@ -777,14 +781,14 @@ function scaleSection(run: BenchRun, level: number): string {
   const all = sides.flatMap((side) => scaleRuns(run, side));
   const ran = [...new Map(all.map((r) => [r.scenario.id, r.scenario])).values()];
   const { ms, maxParallelism } = ran[0];
+  const ranLarge = ran.some((sc) => sc.id === "4c");
   return `${"#".repeat(level)} Scale: the same backlog at every size
 
-Scenarios ${ran.map((sc) => sc.id).join(", ")} are the same backlog of ${ms} ms actions at
-maxParallelism ${maxParallelism}, at ${ran.map((sc) => sc.jobs.toLocaleString("en-US")).join(", ")}
-jobs (4c, the largest, is opt-in). A pool whose work per job grew with its backlog (a scan of the
-queue, a document that grows with it) would cost more per job in the larger runs, and its largest
-transaction would grow; each run is held to ${tolerance} of the smallest on every cost row, the
-app's share included, per side.
+Scenarios ${listed(ran.map((sc) => sc.id))} are the same backlog of ${ms} ms actions at maxParallelism
+${maxParallelism}, at ${listed(ran.map((sc) => sc.jobs.toLocaleString("en-US")))} jobs${ranLarge ? "" : " (the opt-in 4c, at 50,000, was not run here)"}. A pool
+whose work per job grew with its backlog (a scan of the queue, a document that grows with it) would
+cost more per job in the larger runs, and its largest transaction would grow; each run is held to
+${tolerance} of the smallest on every cost row, the app's share included, per side.
 
 ${table(
   [
@@ -989,7 +993,15 @@ function compared(run: BenchRun): string {
 - **Backend**: convex-test ${v.convexTest}, Convex's embedded test backend, with a virtual clock;
   convex ${v.convex}.
 - **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, ${m.os}; Node ${v.node}.
-- **Command**: \`${meta.command}\`, on ${meta.date.slice(0, 10)}, ${meta.wallSeconds.toFixed(0)} s wall-clock for the whole run.`;
+- **Command**: \`${meta.command}\`, on ${meta.date.slice(0, 10)}, ${meta.wallSeconds.toFixed(0)} s wall-clock for the whole run.${(
+    meta.also ?? []
+  )
+    .map(
+      (a) =>
+        `\n- **Also**: scenario${a.ids.length === 1 ? "" : "s"} ${a.ids.join(", ")} from \`${a.command}\`` +
+        `${a.commit ? ` (commit ${a.commit})` : ""}, on ${a.date.slice(0, 10)}, ${a.wallSeconds.toFixed(0)} s.`,
+    )
+    .join("")}`;
 }
 
 function howMeasured(run: BenchRun): string {
@@ -1066,12 +1078,13 @@ function notShown(run: BenchRun): string {
 }
 
 function rerunning(): string {
-  return `\`npm run bench\` runs every scenario (about 50 minutes on two cores, 40 of them in the key
-scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can leave them out;
-the rate-limit and priority scenarios 8 to 8b take about half a minute), prints the tables, writes
-this file and saves the raw measurements to \`bench-out/latest.json\`;
+  return `\`npm run bench\` runs every scenario but the opt-in 4c (about 12 minutes on two cores, 5 of
+them in the key scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can
+leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and saves the
+raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
-without running anything. \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
+without running anything (several files, comma-separated, are merged into one document: a full
+run and a 4c run). \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
 rate-limited run is compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`,
 \`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves this file alone (the JSON is still saved),
 \`BENCH_STEP_MS\` sets the virtual step. Scenarios 1a, 3, 5, 6 and 7b also record every

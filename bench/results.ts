@@ -33,6 +33,15 @@ export type RunMeta = {
   /** The harness's virtual clock step and settle time (bench/harness.ts). */
   stepMs: number;
   settleMs: number;
+  /** Other runs whose scenarios this document also shows (`mergeRuns`): one that takes long
+   * (4c) may be run on its own. */
+  also?: Array<{
+    command: string;
+    commit?: string;
+    date: string;
+    wallSeconds: number;
+    ids: string[];
+  }>;
 };
 
 export type BenchRun = { meta: RunMeta; scenarios: ScenarioRun[] };
@@ -117,4 +126,35 @@ export function saveRun(path: string, run: BenchRun): void {
 
 export function loadRun(path: string): BenchRun {
   return JSON.parse(readFileSync(path, "utf8"), reviver) as BenchRun;
+}
+
+/** "1a" < "1b" < "2" < "4b" < "4c" < "10": scenario ids by number, then by letter. */
+export function compareScenarioIds(a: string, b: string): number {
+  const [na, nb] = [parseInt(a, 10), parseInt(b, 10)];
+  return na !== nb ? na - nb : a.localeCompare(b);
+}
+
+/**
+ * One document from several runs (`BENCH_FROM_JSON=a.json,b.json`): every scenario of the first,
+ * then those of each later run that no earlier one has, in scenario order; the first run's
+ * description, with each later one's listed under `also`. The runs must share the harness's
+ * settings (step, settle), or their figures would not compare.
+ */
+export function mergeRuns(runs: BenchRun[]): BenchRun {
+  const [first, ...rest] = runs;
+  const scenarios = [...first.scenarios];
+  const also: NonNullable<RunMeta["also"]> = [...(first.meta.also ?? [])];
+  for (const run of rest) {
+    if (run.meta.stepMs !== first.meta.stepMs || run.meta.settleMs !== first.meta.settleMs) {
+      throw new Error(`runs with different harness settings cannot be merged: ${run.meta.command}`);
+    }
+    const added = run.scenarios.filter(
+      (s) => !scenarios.some((t) => t.scenario.id === s.scenario.id),
+    );
+    scenarios.push(...added);
+    const { command, commit, date, wallSeconds } = run.meta;
+    also.push({ command, commit, date, wallSeconds, ids: added.map((s) => s.scenario.id) });
+  }
+  scenarios.sort((a, b) => compareScenarioIds(a.scenario.id, b.scenario.id));
+  return { meta: { ...first.meta, ...(also.length ? { also } : {}) }, scenarios };
 }

@@ -7,7 +7,8 @@
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
  * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves docs/BENCHMARKS.md alone.
- * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders docs/BENCHMARKS.md from that file.
+ * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders docs/BENCHMARKS.md from that file;
+ * several comma-separated files are merged (results.ts, `mergeRuns`: e.g. a full run and a 4c run).
  * Scenarios 1a, 3, 5 (delayed jobs, canceled), 6 and 7b also record every transaction and count
  * potential OCC conflicts between them (bench/conflicts.ts).
  */
@@ -28,6 +29,7 @@ import { lagStats, progressLine, renderConsole, renderDocument } from "./report.
 import {
   loadRun,
   measured,
+  mergeRuns,
   RUN_JSON,
   runMeta,
   saveRun,
@@ -350,7 +352,8 @@ function publish(run: BenchRun) {
 }
 
 if (fromJson) {
-  it(`renders ${DOC} from ${fromJson}`, () => publish(loadRun(fromJson)));
+  it(`renders ${DOC} from ${fromJson}`, () =>
+    publish(mergeRuns(fromJson.split(",").map((path) => loadRun(path.trim())))));
 } else {
   const runs = new Map<string, ScenarioRun>();
   const benchStart = performance.now();
