@@ -584,6 +584,30 @@ describe("watchdog", () => {
     expect(watch.armed).toBe(false);
   });
 
+  it("watches a wake-up whose pass ran while its job waits, once, then disarms", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    // A paused pool: the woken pass runs and starts nothing, so the row recording the wake-up
+    // stays, with its job, past the watchdog's first check.
+    const [id] = await enqueue(t, "action", [{ key: "waits" }], {
+      poolOptions: { maxParallelism: 0 },
+    });
+    const wakeRow = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("pendingStart").first());
+    const { wake } = await wakeRow();
+    expect(wake).toBeDefined();
+    await runFor(t, 70_000, 1000);
+    // The check found the pass done, moved its cursor past the wake-up and disarmed: nothing left
+    // to watch, no alarm, no extra pass; the job still waits, with its wake-up recorded.
+    const watch = await inComponent(t, async (ctx) => await ctx.db.query("wakeWatch").first());
+    expect(watch).toMatchObject({ armed: false, from: wake.segment + 1 });
+    expect(error.mock.calls.filter(([line]) => String(line).includes("wakeFailed"))).toEqual([]);
+    expect((await wakeRow()).wake).toEqual(wake);
+    await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 10 });
+    await runFor(t, 5000, 100);
+    expect(await completions(t)).toEqual([expect.objectContaining({ workId: id })]);
+  });
+
   it("raises one alarm for one dead loop, even when its restart runs late", async () => {
     const t = setup();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
