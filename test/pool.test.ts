@@ -608,6 +608,35 @@ describe("watchdog", () => {
     expect(await completions(t)).toEqual([expect.objectContaining({ workId: id })]);
   });
 
+  it("reads on past a full batch of settled wake-ups before it disarms", async () => {
+    const t = setup();
+    // Twelve jobs into a paused pool, each into a segment of its own: twelve wake-ups whose passes
+    // run and leave their rows, more than one check reads.
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const options = { poolOptions: { maxParallelism: 0 } };
+      ids.push(...(await enqueue(t, "action", [{ key: `w${i}` }], options)));
+      await runFor(t, 200, 100);
+    }
+    const watch = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("wakeWatch").first());
+    const wakes = await inComponent(
+      t,
+      async (ctx) => await ctx.db.query("pendingStart").withIndex("by_wake").collect(),
+    );
+    expect(wakes).toHaveLength(12);
+    const last = wakes[11].wake.segment;
+    await runFor(t, 61_000, 1000);
+    // The first check read ten and stays armed; the next reads the rest and disarms.
+    expect(await watch()).toMatchObject({ armed: true });
+    expect((await watch()).from).toBeLessThanOrEqual(last);
+    await runFor(t, 60_000, 1000);
+    expect(await watch()).toMatchObject({ armed: false, from: last + 1 });
+    await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 10 });
+    await runFor(t, 5000, 100);
+    expect(await completions(t)).toHaveLength(12);
+  });
+
   it("raises one alarm for one dead loop, even when its restart runs late", async () => {
     const t = setup();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});

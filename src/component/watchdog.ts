@@ -75,7 +75,8 @@ export const checkWakes = internalMutation({
       await ctx.db.patch("pendingStart", row._id, { wake: { ...wake, scheduledId } });
       break;
     }
-    const left = rows.some((row) => row.wake!.segment >= from);
+    // A full batch may have more wake-ups after it: the next check reads on from the cursor.
+    const left = rows.length === WAKE_CHECK_BATCH || rows.some((row) => row.wake!.segment >= from);
     if (watch) await ctx.db.patch("wakeWatch", watch._id, { from, armed: left });
     else await ctx.db.insert("wakeWatch", { from, armed: left });
     if (left) await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.watchdog.checkWakes, {});
