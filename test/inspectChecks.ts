@@ -26,6 +26,8 @@ export type InspectedRow = {
 export type LoggedEvent = {
   at: number;
   kind: "started" | "succeeded" | "failed" | "canceled" | "retried";
+  /** The job an attempt was started for (on "started" only). */
+  workId?: string;
 };
 
 /** Reads the loop's events from its log lines (DEBUG "started", INFO "finished" and "retry"). */
@@ -33,7 +35,7 @@ export function eventOfLogLine(line: string, at: number): LoggedEvent | undefine
   if (!line.startsWith("{")) return undefined;
   const entry = JSON.parse(line);
   if (entry.component !== "workpool") return undefined;
-  if (entry.event === "started") return { at, kind: "started" };
+  if (entry.event === "started") return { at, kind: "started", workId: entry.workId };
   if (entry.event === "retry") return { at, kind: "retried" };
   if (entry.event === "finished") {
     const kind = { success: "succeeded", failed: "failed", canceled: "canceled" }[

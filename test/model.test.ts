@@ -611,10 +611,19 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
   const level = (job: ModelJob) => ({ high: 0, normal: 1, low: 2 })[job.priority ?? "normal"];
   const before = (a: ModelJob, b: ModelJob) =>
     level(a) - level(b) || a.dueAt - b.dueAt || a.seq - b.seq;
+  // When the loop first started each job, and in what order: its DEBUG "started" line, logged by
+  // the pass that started it, at the pass's time. (Not when the job's code first ran: a worker can
+  // run late, after the loop started later jobs by the rules, e.g. while a module loads during a
+  // coarse step of the virtual clock.)
+  const loopStarts = new Map<string, { at: number; order: number }>();
+  events.forEach((event, order) => {
+    if (event.kind === "started" && event.workId !== undefined && !loopStarts.has(event.workId))
+      loopStarts.set(event.workId, { at: event.at, order });
+  });
+  const firstStart = (job: ModelJob) => loopStarts.get(job.id)?.at;
   // Across jobs without a key (nothing but the pool holds them back): no job that started after
   // another had clearly been due at that time and came before it by priority, or by due time at
   // the same priority.
-  const firstStart = (job: ModelJob) => probe.starts.get(job.key)?.[0];
   const unkeyed = jobs.filter((job) => job.poolKey === undefined && firstStart(job) !== undefined);
   for (const started of unkeyed) {
     const at = firstStart(started)!;
@@ -629,17 +638,17 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
     }
   }
   for (const key of usedKeys) {
-    const firstStarts = [...new Set(probe.groupStarts.get(key) ?? [])];
-    const byKey = new Map(jobs.map((job) => [job.key, job]));
-    firstStarts.forEach((name, i) => {
-      const started = byKey.get(name)!;
-      const at = probe.starts.get(name)![0];
-      for (const laterName of firstStarts.slice(i + 1)) {
-        const later = byKey.get(laterName)!;
+    const inStartOrder = jobs
+      .filter((job) => job.poolKey === key && loopStarts.has(job.id))
+      .sort((a, b) => loopStarts.get(a.id)!.order - loopStarts.get(b.id)!.order);
+    inStartOrder.forEach((started, i) => {
+      const at = firstStart(started)!;
+      for (const later of inStartOrder.slice(i + 1)) {
         if (later.dueAt + 200 > at) continue;
-        expect(before(started, later), `${key}: ${name} started before ${laterName}`).toBeLessThan(
-          0,
-        );
+        expect(
+          before(started, later),
+          `${key}: ${started.key} started before ${later.key}`,
+        ).toBeLessThan(0);
       }
     });
   }
