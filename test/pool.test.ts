@@ -6,6 +6,7 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
+import { segmentOf } from "../src/component/segments.js";
 import {
   completions,
   delaySchedules,
@@ -606,6 +607,22 @@ describe("watchdog", () => {
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 10 });
     await runFor(t, 5000, 100);
     expect(await completions(t)).toEqual([expect.objectContaining({ workId: id })]);
+  });
+
+  it("moves its cursor past the wake-ups of jobs that started, so no check walks their rows", async () => {
+    const t = setup();
+    const enqueuedAt = Date.now();
+    for (const key of ["a", "b", "c"]) {
+      await enqueue(t, "mutation", [{ key }]);
+      await runFor(t, 300, 100);
+    }
+    expect(await completions(t)).toHaveLength(3);
+    await runFor(t, 70_000, 1000);
+    const watch = await inComponent(t, async (ctx) => await ctx.db.query("wakeWatch").first());
+    // The three rows are gone: the cursor is past them (a minute on, at the check), not below.
+    expect(watch.armed).toBe(false);
+    expect(watch.from).toBeGreaterThan(segmentOf(enqueuedAt) + 50);
+    expect(watch.from).toBeLessThanOrEqual(segmentOf(Date.now()) + 1);
   });
 
   it("reads on past a full batch of settled wake-ups before it disarms", async () => {

@@ -16,7 +16,7 @@ import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { createLogger } from "./logging.js";
-import { segmentOf, segmentStart } from "./segments.js";
+import { readFrom, segmentOf, segmentStart } from "./segments.js";
 
 /** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
  * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
@@ -41,7 +41,8 @@ export async function armWakeWatch(ctx: MutationCtx): Promise<void> {
  * canceled (the scheduler says so; the clock alone proves nothing: a late pass is still pending)
  * marks work no pass may read: a new pass is scheduled and recorded on the row. A row whose pass
  * succeeded may stay (its job waits for a free slot), so the check keeps a cursor (`from`) past the
- * wake-ups settled in order. Disarms itself when no wake-up is left from there.
+ * wake-ups settled in order and the rows already gone, so that its one bounded read never walks
+ * the index entries of deleted rows. Disarms itself when no wake-up is left from there.
  */
 export const checkWakes = internalMutation({
   args: {},
@@ -53,18 +54,30 @@ export const checkWakes = internalMutation({
       .query("pendingStart")
       .withIndex("by_wake", (q) => q.gte("wake.segment", watch?.from ?? 0))
       .take(WAKE_CHECK_BATCH);
+    // The cursor moves past what no check needs to read again: rows gone (the loop deleted them:
+    // their index entries would otherwise be walked by every later check), and wake-ups whose pass
+    // ran. It stops at the first wake-up still to settle, and never passes where an enqueue may
+    // still record one (the segment after its own; its clock may lag by the cursor margin).
+    const newWakesFrom = readFrom(segmentOf(now) + 1);
     let from = watch?.from ?? 0;
     let settled = true; // every wake-up read so far had its pass run
+    const stopAt = (segment: number) => {
+      if (settled) from = Math.max(from, Math.min(segment, newWakesFrom));
+      settled = false;
+    };
     for (const row of rows) {
       const wake = row.wake!;
-      if (wake.segment > segmentOf(now)) break;
+      if (wake.segment > segmentOf(now)) {
+        stopAt(wake.segment);
+        break;
+      }
       const job = await ctx.db.system.get(wake.scheduledId);
       const kind = job?.state.kind;
       if (kind === "success") {
         if (settled) from = wake.segment + 1;
         continue;
       }
-      settled = false;
+      stopAt(wake.segment);
       if (kind !== undefined && OUTSTANDING.has(kind)) continue;
       const log = createLogger((await readConfig(ctx.db)).logLevel);
       log.error("wakeFailed", {
@@ -75,6 +88,8 @@ export const checkWakes = internalMutation({
       await ctx.db.patch("pendingStart", row._id, { wake: { ...wake, scheduledId } });
       break;
     }
+    // Nothing left from the cursor: every wake-up from it settled or is gone.
+    if (rows.length === 0) from = Math.max(from, newWakesFrom);
     // A full batch may have more wake-ups after it: the next check reads on from the cursor.
     const left = rows.length === WAKE_CHECK_BATCH || rows.some((row) => row.wake!.segment >= from);
     if (watch) await ctx.db.patch("wakeWatch", watch._id, { from, armed: left });
