@@ -152,29 +152,24 @@ export function failReports(faults: { inserts?: ReportFault; schedules?: ReportF
   count: number;
   schedules: number;
 } {
-  const convex = (globalThis as any).Convex;
-  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
   const injected = { count: 0, schedules: 0 };
-  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
-    const asyncSyscall = real.call(convex);
-    return async (op: string, jsonArgs: string) => {
-      if (op === "1.0/insert" && faults.inserts) {
-        const { table, value } = JSON.parse(jsonArgs);
-        if (table === "pendingCompletion" && faults.inserts(value)) {
-          injected.count++;
-          throw new Error("injected: failure of the completion write");
-        }
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (op === "1.0/insert" && faults.inserts) {
+      const { table, value } = JSON.parse(jsonArgs);
+      if (table === "pendingCompletion" && faults.inserts(value)) {
+        injected.count++;
+        throw new Error("injected: failure of the completion write");
       }
-      if (op === "1.0/actions/schedule" && faults.schedules) {
-        const { name, args } = JSON.parse(jsonArgs);
-        const report = Array.isArray(args) ? args[0] : args;
-        if (String(name).includes("complete") && report && faults.schedules(report)) {
-          injected.schedules++;
-          throw new Error("injected: failure to schedule the report");
-        }
+    }
+    if (op === "1.0/actions/schedule" && faults.schedules) {
+      const { name, args } = JSON.parse(jsonArgs);
+      const report = Array.isArray(args) ? args[0] : args;
+      if (String(name).includes("complete") && report && faults.schedules(report)) {
+        injected.schedules++;
+        throw new Error("injected: failure to schedule the report");
       }
-      return await asyncSyscall(op, jsonArgs);
-    };
+    }
+    return await asyncSyscall(op, jsonArgs);
   });
   return injected;
 }
@@ -185,27 +180,41 @@ export function failCompletionInserts(shouldFail: ReportFault): { count: number 
   return failReports({ inserts: shouldFail, schedules: shouldFail });
 }
 
+type AsyncSyscall = (op: string, jsonArgs: string) => Promise<string>;
+
+/** Routes convex-test's `Convex.asyncSyscall` through `wrap` (with the real one) for the rest of
+ * the test: how the fault and schedule helpers here reach a transaction's writes and schedules. */
+function interceptSyscalls(
+  wrap: (op: string, jsonArgs: string, asyncSyscall: AsyncSyscall) => Promise<string>,
+): void {
+  const convex = (globalThis as any).Convex;
+  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+    const asyncSyscall: AsyncSyscall = real.call(convex);
+    return (op: string, jsonArgs: string) => wrap(op, jsonArgs, asyncSyscall);
+  });
+}
+
+/** The function a "1.0/schedule" call's arguments name. */
+const scheduledName = (args: { name?: string; reference?: string }) =>
+  String(args.name ?? args.reference ?? "");
+
 /**
  * Forces a schedule: every function that a mutation schedules and whose name contains `name` runs
  * `delayMs` later than asked, so the test can make other transactions (e.g. a loop pass) run in
  * between. Wraps "1.0/schedule" (its `ts` is in seconds) like `failReports`.
  */
 export function delaySchedules(name: string, delayMs: number): { count: number } {
-  const convex = (globalThis as any).Convex;
-  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
   const delayed = { count: 0 };
-  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
-    const asyncSyscall = real.call(convex);
-    return async (op: string, jsonArgs: string) => {
-      if (op === "1.0/schedule") {
-        const args = JSON.parse(jsonArgs);
-        if (String(args.name ?? args.reference ?? "").includes(name)) {
-          delayed.count++;
-          return await asyncSyscall(op, JSON.stringify({ ...args, ts: args.ts + delayMs / 1000 }));
-        }
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (op === "1.0/schedule") {
+      const args = JSON.parse(jsonArgs);
+      if (scheduledName(args).includes(name)) {
+        delayed.count++;
+        return await asyncSyscall(op, JSON.stringify({ ...args, ts: args.ts + delayMs / 1000 }));
       }
-      return await asyncSyscall(op, jsonArgs);
-    };
+    }
+    return await asyncSyscall(op, jsonArgs);
   });
   return delayed;
 }
@@ -213,21 +222,15 @@ export function delaySchedules(name: string, delayMs: number): { count: number }
 /** Makes the next `times` schedules of a function whose name contains `name` throw, so the
  * transaction that asked for them rolls back (e.g. a loop pass that starts a worker). */
 export function failSchedules(name: string, times: number): { count: number } {
-  const convex = (globalThis as any).Convex;
-  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
   const failed = { count: 0 };
-  vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
-    const asyncSyscall = real.call(convex);
-    return async (op: string, jsonArgs: string) => {
-      if (op === "1.0/schedule" && failed.count < times) {
-        const args = JSON.parse(jsonArgs);
-        if (String(args.name ?? args.reference ?? "").includes(name)) {
-          failed.count++;
-          throw new Error(`injected: failure to schedule ${name}`);
-        }
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (op === "1.0/schedule" && failed.count < times) {
+      if (scheduledName(JSON.parse(jsonArgs)).includes(name)) {
+        failed.count++;
+        throw new Error(`injected: failure to schedule ${name}`);
       }
-      return await asyncSyscall(op, jsonArgs);
-    };
+    }
+    return await asyncSyscall(op, jsonArgs);
   });
   return failed;
 }

@@ -16,7 +16,7 @@ import { readConfig } from "./config.js";
 import { checkDeliveries, scheduleDeliveries } from "./deliver.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "./logging.js";
-import { type LoopState, type Pass } from "./pass.js";
+import type { LoopState, Pass } from "./pass.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "./segments.js";
