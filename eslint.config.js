@@ -35,7 +35,7 @@ export default defineConfig([
       "bench/**/*.ts",
       "demo/**/*.ts",
       "src/client/index.ts",
-      "src/component/model.ts",
+      "src/component/model/validators.ts",
     ],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },

@@ -6,7 +6,7 @@
  * hand-made inputs and bench/report.ts can use the thresholds.
  */
 import type { RateLimit } from "../src/client/index.js";
-import { SEGMENT_MS } from "../src/component/segments.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { Probe } from "./app/probe.js";
 
 /** The least start rate, as a fraction of the limit, a backlog must run at: the rate limit's

@@ -22,15 +22,18 @@ const ROLES: Array<{ role: Role; label: string }> = [
 
 /**
  * The enqueue path: an app mutation that calls the pool's `lib:enqueue` or `lib:enqueueBatch` (both
- * pools). The loop: our `loop:main`; the peer's batch-worker `loop:loop` (its pass, which runs the
+ * pools). The loop: our `mainLoop/main:main`; the peer's batch-worker `loop:loop` (its pass, which runs the
  * peer's `loop:run` inside it). Worker reports: `complete:complete` (both), and the transactions of
- * a mutation job (ours `worker:runMutationOrQuery`, the peer's `worker:runMutationWrapper`).
+ * a mutation job (ours `runners/worker:runMutationOrQuery`, the peer's `worker:runMutationWrapper`).
  */
 export function roleOf(name: string): Role {
   if (/:lib:enqueue(Batch)?\b/.test(name)) return "enqueue";
   if (/:lib:cancel/.test(name)) return "cancel";
-  if (/:loop:main$|batchWorker:loop:loop$/.test(name)) return "loop";
-  if (/:complete:complete$|:worker:runMutation(OrQuery|Wrapper)$/.test(name)) return "report";
+  if (/:(mainLoop\/main|loop):main$|batchWorker:loop:loop$/.test(name)) return "loop";
+  if (
+    /:(mainLoop\/)?complete:complete$|:(runners\/)?worker:runMutation(OrQuery|Wrapper)$/.test(name)
+  )
+    return "report";
   return "other";
 }
 
@@ -198,7 +201,7 @@ function assumptions(run: BenchRun): string {
 - **Figures** are pairs per 1,000 jobs: conflicts, and in parentheses the overlapping pairs
   they are out of. Pairs are named by function; an app mutation by the pool function it calls
   (\`app:pools:enqueue → ours:lib:enqueue\`). Roles: the enqueue path (an app mutation calling
-  \`lib:enqueue\` or \`lib:enqueueBatch\`), the loop (our \`loop:main\`; the peer's batch-worker
+  \`lib:enqueue\` or \`lib:enqueueBatch\`), the loop (our \`mainLoop/main:main\`; the peer's batch-worker
   \`loop:loop\`, which runs its \`loop:run\`), worker reports (\`complete:complete\`, and a mutation
   job's own transaction), cancel.
 - **What it leaves out**: read and write sets are those of the serial run (run concurrently, a

@@ -14,7 +14,7 @@ import { vi } from "vitest";
 import peerTest from "@convex-dev/workpool/test";
 import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
-import { SEGMENT_MS } from "../src/component/segments.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { RateLimit } from "../src/client/index.js";
 import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
@@ -188,7 +188,7 @@ async function stepUntil(at: number) {
   while (Date.now() < at) await step(Math.min(STEP_MS, at - Date.now()));
 }
 
-/** What our pool's DEBUG line for an attempt it started holds (src/component/start.ts). */
+/** What our pool's DEBUG line for an attempt it started holds (src/component/mainLoop/start.ts). */
 const STARTED_LINE = '"event":"started"';
 
 /**

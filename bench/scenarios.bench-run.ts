@@ -15,7 +15,7 @@
 import { writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RateLimit } from "../src/client/index.js";
-import { SEGMENT_MS } from "../src/component/segments.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import { highLagLimitMs, MIN_ACHIEVED_RATE } from "./checks.js";
 import {
   runScenario,

@@ -7,9 +7,9 @@
 /// <reference types="vite/client" />
 import type { TestConvex } from "convex-test";
 import type { GenericSchema, SchemaDefinition } from "convex/server";
-import { setUnconfiguredLogLevel } from "./component/logging.js";
-import { invalidArgument } from "./component/errors.js";
-import { vLogLevel, type LogLevel } from "./component/model.js";
+import { setUnconfiguredLogLevel } from "./component/model/logging.js";
+import { invalidArgument } from "./component/model/errors.js";
+import { vLogLevel, type LogLevel } from "./component/model/validators.js";
 import schema from "./component/schema.js";
 
 // Loaded eagerly, so that a test whose clock is stepped with fake timers alone (no real I/O between

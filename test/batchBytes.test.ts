@@ -4,7 +4,7 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import { chunkBySizes, MAX_BATCH_CALL_BYTES } from "../src/client/batches.js";
-import { MAX_ENQUEUE_BATCH } from "../src/component/enqueue.js";
+import { MAX_ENQUEUE_BATCH } from "../src/component/api/enqueue.js";
 import { completions, runUntil, setup, type T } from "./helpers.js";
 
 /** Bytes of each big job's blob: 40 of them are 20 MB, more than one transaction may write. */

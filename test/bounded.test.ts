@@ -5,8 +5,8 @@
  * (from convex-test's per-transaction tracking) at DEBUG level; this test reads those lines.
  */
 import { describe, expect, it, vi } from "vitest";
-import { COMPLETION_BATCH } from "../src/component/complete.js";
-import { START_BATCH } from "../src/component/start.js";
+import { COMPLETION_BATCH } from "../src/component/mainLoop/complete.js";
+import { START_BATCH } from "../src/component/mainLoop/start.js";
 import { onTopLevelTransaction } from "../bench/instrument.js";
 import { completions, enqueue, runFor, runUntil, setup } from "./helpers.js";
 import { PASS_READ_BOUND } from "./passBudget.js";

@@ -19,7 +19,7 @@ import {
   type Transaction,
   type Write,
 } from "../bench/conflicts.js";
-import { SEGMENT_MS } from "../src/component/segments.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import { enqueue, runFor, setup } from "./helpers.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -112,7 +112,12 @@ describe("the model: which writes meet which reads", () => {
 
   it("pairs transactions that start less than the window apart, unless one scheduled the other", () => {
     const reader = (start: number) =>
-      tx("pool:loop:main", start, [segmentRead([{ op: "gte", field: "segment", value: 10 }])], []);
+      tx(
+        "pool:mainLoop/main:main",
+        start,
+        [segmentRead([{ op: "gte", field: "segment", value: 10 }])],
+        [],
+      );
     const writer = (start: number) => tx("pool:lib:enqueue", start, [], [insert(first)]);
     const count = (txs: Transaction[]) =>
       potentialConflicts(txs, 100).reduce((n, p) => n + p.conflicts, 0);
@@ -138,7 +143,7 @@ describe("the model: which writes meet which reads", () => {
 
 /** A transaction of the enqueue path, and our loop. */
 const isEnqueue = (name: string) => /:lib:enqueue(Batch)?\b/.test(name);
-const isLoop = (name: string) => name === "workpool:loop:main";
+const isLoop = (name: string) => name === "workpool:mainLoop/main:main";
 
 /** At window `windowMs`: the pairs of (enqueue path, loop) transactions that could overlap and
  * those that would conflict, with each cause and the pairs it is in. Function names drop the
@@ -189,8 +194,8 @@ const poolOptions = { maxParallelism: 10 };
 // overlap only if the enqueue is still running when the next segment begins. Those are the only
 // causes left.
 const BOUNDARY_CAUSES = [
-  "lib:enqueue inserts pendingStart → loop:main reads by_priority",
-  "loop:main deletes pendingStart → lib:enqueue reads by_wake",
+  "lib:enqueue inserts pendingStart → mainLoop/main:main reads by_priority",
+  "mainLoop/main:main deletes pendingStart → lib:enqueue reads by_wake",
 ];
 
 /** Asserts the goal: no conflict at W = 10 ms; at W = 100 ms, only the segment boundary's. */
@@ -223,7 +228,7 @@ describe("our pool: the enqueue path against the running loop", () => {
       expect.objectContaining({ table: "pendingStart", index: "by_wake" }),
     );
     for (const table of ["runStatus", "loopState"]) expect(read).not.toContain(table);
-    expect(txs.some((t) => t.fn === "workpool:loop:main")).toBe(true);
+    expect(txs.some((t) => t.fn === "workpool:mainLoop/main:main")).toBe(true);
   });
 
   it("plain jobs: none at W = 10 ms; at W = 100 ms only the segment boundary's", async () => {

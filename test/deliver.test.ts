@@ -1,5 +1,5 @@
 /**
- * onComplete delivery (src/component/deliver.ts): every callback runs in a transaction of its own
+ * onComplete delivery (src/component/runners/deliver.ts): every callback runs in a transaction of its own
  * making, never in the loop's, so heavy, throwing or uncommittable handlers neither wedge the pool
  * nor lose or duplicate a callback. Time is virtual (helpers.ts); every loop pass is also checked
  * against the pass budget (test/passBudget.setup.ts).

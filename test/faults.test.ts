@@ -5,8 +5,8 @@
  */
 import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
-import { RECOVERY_INTERVAL_MS, REPORT_LOST_AFTER_MS } from "../src/component/recovery.js";
-import { REPORT_ATTEMPTS } from "../src/component/worker.js";
+import { RECOVERY_INTERVAL_MS, REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
+import { REPORT_ATTEMPTS } from "../src/component/runners/worker.js";
 import { probe } from "./app/probe.js";
 import {
   completions,

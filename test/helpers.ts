@@ -182,15 +182,19 @@ export function failCompletionInserts(shouldFail: ReportFault): { count: number 
 
 type AsyncSyscall = (op: string, jsonArgs: string) => Promise<string>;
 
-/** Routes convex-test's `Convex.asyncSyscall` through `wrap` (with the real one) for the rest of
- * the test: how the fault and schedule helpers here reach a transaction's writes and schedules. */
+/** Routes convex-test's `Convex.asyncSyscall` through `wrap` (with the one in place before) for
+ * the rest of the test: how the fault and schedule helpers here reach a transaction's writes and
+ * schedules. Helpers stack: a second one wraps the first. */
 function interceptSyscalls(
   wrap: (op: string, jsonArgs: string, asyncSyscall: AsyncSyscall) => Promise<string>,
 ): void {
   const convex = (globalThis as any).Convex;
-  const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  const getter = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+  const previous: () => AsyncSyscall = vi.isMockFunction(getter)
+    ? getter.getMockImplementation()!
+    : () => getter.call(convex);
   vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
-    const asyncSyscall: AsyncSyscall = real.call(convex);
+    const asyncSyscall = previous();
     return (op: string, jsonArgs: string) => wrap(op, jsonArgs, asyncSyscall);
   });
 }
@@ -217,6 +221,29 @@ export function delaySchedules(name: string, delayMs: number): { count: number }
     return await asyncSyscall(op, jsonArgs);
   });
   return delayed;
+}
+
+/**
+ * Sends every function a transaction schedules through `rename`: e.g. back to the path a previous
+ * layout of the component had, as a deployment upgraded with those calls still scheduled would run
+ * them. Returns the names it changed, in order.
+ */
+export function renameSchedules(rename: (name: string) => string): string[] {
+  const renamed: string[] = [];
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (op === "1.0/schedule" || op === "1.0/actions/schedule") {
+      const args = JSON.parse(jsonArgs);
+      const from = scheduledName(args);
+      const to = rename(from);
+      if (to !== from) {
+        renamed.push(from);
+        const field = args.name !== undefined ? "name" : "reference";
+        return await asyncSyscall(op, JSON.stringify({ ...args, [field]: to }));
+      }
+    }
+    return await asyncSyscall(op, jsonArgs);
+  });
+  return renamed;
 }
 
 /** Makes the next `times` schedules of a function whose name contains `name` throw, so the

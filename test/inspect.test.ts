@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { currentCounters, resetCounters } from "../bench/instrument.js";
-import { ENQUEUE_COUNT_SHARDS } from "../src/component/enqueue.js";
-import { LAST_MINUTE_SECONDS } from "../src/component/stats.js";
+import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
+import { LAST_MINUTE_SECONDS } from "../src/component/mainLoop/stats.js";
 import {
   callPool,
   completions,

@@ -16,7 +16,7 @@ import {
   recordPass,
 } from "./passBudget.js";
 
-const MAIN = "workpool:loop:main (mutation)";
+const MAIN = "workpool:mainLoop/main:main (mutation)";
 const small = {
   documentsRead: 10,
   documentsWritten: 5,
@@ -37,27 +37,27 @@ describe("pass budget", () => {
   it("fails naming the metric, the value, the budget and the function", () => {
     const record = emptyPassRecord();
     recordPass(record, MAIN, small);
-    recordPass(record, "emailPool:loop:main (mutation)", {
+    recordPass(record, "emailPool:mainLoop/main:main (mutation)", {
       ...small,
       documentsRead: PASS_BUDGET_DOCUMENTS_READ + 1,
     });
     expect(record.worst).toMatchObject({
-      fn: "emailPool:loop:main (mutation)",
+      fn: "emailPool:mainLoop/main:main (mutation)",
       metric: "documentsRead",
     });
     expect(() => checkPassBudget(record)).toThrow(
       `documentsRead ${PASS_BUDGET_DOCUMENTS_READ + 1} > budget ${PASS_BUDGET_DOCUMENTS_READ} ` +
-        `in emailPool:loop:main (mutation)`,
+        `in emailPool:mainLoop/main:main (mutation)`,
     );
   });
 
   it("names every metric over budget, each with its own worst pass", () => {
     const record = emptyPassRecord();
-    recordPass(record, "a:loop:main (mutation)", {
+    recordPass(record, "a:mainLoop/main:main (mutation)", {
       ...small,
       bytesWritten: PASS_BUDGET_BYTES_WRITTEN * 2,
     });
-    recordPass(record, "b:loop:main (mutation)", {
+    recordPass(record, "b:mainLoop/main:main (mutation)", {
       ...small,
       databaseQueries: PASS_BUDGET_INDEX_RANGES + 1,
     });
@@ -68,20 +68,23 @@ describe("pass budget", () => {
       message = (e as Error).message;
     }
     expect(message).toContain(
-      `bytesWritten ${PASS_BUDGET_BYTES_WRITTEN * 2} > budget ${PASS_BUDGET_BYTES_WRITTEN} in a:loop:main`,
+      `bytesWritten ${PASS_BUDGET_BYTES_WRITTEN * 2} > budget ${PASS_BUDGET_BYTES_WRITTEN} in a:mainLoop/main:main`,
     );
     expect(message).toContain(
-      `databaseQueries ${PASS_BUDGET_INDEX_RANGES + 1} > budget ${PASS_BUDGET_INDEX_RANGES} in b:loop:main`,
+      `databaseQueries ${PASS_BUDGET_INDEX_RANGES + 1} > budget ${PASS_BUDGET_INDEX_RANGES} in b:mainLoop/main:main`,
     );
     expect(message).not.toContain("documentsRead");
-    expect(record.worst).toMatchObject({ fn: "a:loop:main (mutation)", metric: "bytesWritten" });
+    expect(record.worst).toMatchObject({
+      fn: "a:mainLoop/main:main (mutation)",
+      metric: "bytesWritten",
+    });
   });
 
   it("recognizes main in any component, and nothing else", () => {
-    expect(isMainPass("workpool:loop:main (mutation)")).toBe(true);
-    expect(isMainPass("scrapePool:loop:main (mutation)")).toBe(true);
+    expect(isMainPass("workpool:mainLoop/main:main (mutation)")).toBe(true);
+    expect(isMainPass("scrapePool:mainLoop/main:main (mutation)")).toBe(true);
     expect(isMainPass("workpool:lib:enqueue (mutation)")).toBe(false);
-    expect(isMainPass("app:loop:mainly (mutation)")).toBe(false);
+    expect(isMainPass("app:mainLoop/main:mainly (mutation)")).toBe(false);
   });
 
   it("hears the loop's real passes (and only them)", async () => {

@@ -1,5 +1,5 @@
 /**
- * The per-pass budget of the loop: how much one top-level `loop:main` transaction may read, write
+ * The per-pass budget of the loop: how much one top-level `mainLoop/main:main` transaction may read, write
  * and scan, and the record that checks it. Passes are heard through bench/instrument.ts (convex-test's
  * own per-transaction metrics, not app code), so the total includes whatever user code ran inside the
  * pass (onComplete handlers run in its sub-transactions). test/passBudget.setup.ts applies the check
@@ -15,10 +15,10 @@ import {
   onTopLevelTransaction,
   type TransactionTotal,
 } from "../bench/instrument.js";
-import { CANCEL_BATCH } from "../src/component/cancel.js";
-import { COMPLETION_BATCH } from "../src/component/complete.js";
-import { RECOVERY_BATCH } from "../src/component/recovery.js";
-import { START_BATCH } from "../src/component/start.js";
+import { CANCEL_BATCH } from "../src/component/mainLoop/cancel.js";
+import { COMPLETION_BATCH } from "../src/component/mainLoop/complete.js";
+import { RECOVERY_BATCH } from "../src/component/mainLoop/recovery.js";
+import { START_BATCH } from "../src/component/mainLoop/start.js";
 
 /** Documents one pass may read by design, from the batch sizes (tighter than the budget, which is
  * fixed): per started job 4, per completion 4, per cancelation 5, per recovered job 2, plus a fixed
@@ -78,12 +78,12 @@ export const METRICS: readonly Metric[] = [
   "databaseQueries",
 ];
 
-/** One recorded pass: its function key (e.g. `workpool:loop:main (mutation)`) and its total. */
+/** One recorded pass: its function key (e.g. `workpool:mainLoop/main:main (mutation)`) and its total. */
 export type Pass = { fn: string; total: TransactionTotal };
 
 /** What was recorded since `startPassRecording()`. */
 export type PassRecord = {
-  /** `loop:main` passes seen (top-level transactions; rolled back ones included). */
+  /** `mainLoop/main:main` passes seen (top-level transactions; rolled back ones included). */
   count: number;
   /** The largest value per metric over all passes. */
   max: TransactionTotal;
@@ -95,7 +95,7 @@ export type PassRecord = {
 
 /** True for a top-level `main` of the loop, in whichever component the pool is installed. */
 export function isMainPass(fn: string): boolean {
-  return fn.endsWith(":loop:main (mutation)");
+  return /:(mainLoop\/main|loop):main \(mutation\)$/.test(fn);
 }
 
 const zeroTotal = (): TransactionTotal => ({
@@ -167,7 +167,7 @@ export function overBudget(
   return lines;
 }
 
-/** Throws, naming every metric over budget, if any recorded `loop:main` pass exceeded the budget. */
+/** Throws, naming every metric over budget, if any recorded `mainLoop/main:main` pass exceeded the budget. */
 export function checkPassBudget(
   rec: PassRecord,
   budget: Readonly<TransactionTotal> = PASS_BUDGET,

@@ -6,7 +6,7 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { segmentOf } from "../src/component/segments.js";
+import { segmentOf } from "../src/component/model/segments.js";
 import {
   completions,
   delaySchedules,
@@ -362,10 +362,10 @@ describe("main loop", () => {
       const { internal } = await import("../src/component/_generated/api.js");
       // Two more passes of the chain for the current generation, and two more wake-ups (which
       // carry no generation and always run a pass).
-      await ctx.scheduler.runAfter(0, internal.loop.main, { generation });
-      await ctx.scheduler.runAfter(0, internal.loop.main, { generation });
-      await ctx.scheduler.runAfter(0, internal.loop.main, {});
-      await ctx.scheduler.runAfter(0, internal.loop.main, {});
+      await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, { generation });
+      await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, { generation });
+      await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {});
+      await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {});
     });
     await runFor(t, 3000);
     for (const key of keys(5)) expect(probe.attempts.get(key)).toBe(1);
@@ -665,7 +665,7 @@ describe("watchdog", () => {
     await runFor(t, 1000);
     // From now on every pass, the watchdog's restart included, runs 90 s late: more than one
     // watchdog interval passes before the restart runs.
-    delaySchedules("loop:main", 90_000);
+    delaySchedules("mainLoop/main:main", 90_000);
     await runFor(t, 400_000, 1000);
     expect(await completions(t)).toEqual([expect.objectContaining({ workId: id })]);
     const stalls = error.mock.calls.filter(([line]) => String(line).includes("loopStalled"));
@@ -676,7 +676,7 @@ describe("watchdog", () => {
     const t = setup();
     const error = vi.spyOn(console, "error");
     // Every pass of the loop runs 90 s after the time it asked for: longer than a watchdog interval.
-    const delayed = delaySchedules("loop:main", 90_000);
+    const delayed = delaySchedules("mainLoop/main:main", 90_000);
     const [id] = await enqueue(t, "mutation", [{ key: "late" }]);
     await runFor(t, 400_000, 1000);
     expect(delayed.count).toBeGreaterThan(1);

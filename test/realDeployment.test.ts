@@ -6,8 +6,8 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { RECOVERY_INTERVAL_MS } from "../src/component/recovery.js";
-import { SEGMENT_MS } from "../src/component/segments.js";
+import { RECOVERY_INTERVAL_MS } from "../src/component/mainLoop/recovery.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import {
   completions,
   delaySchedules,

@@ -4,7 +4,7 @@
  * "<pool key>:<n>" where keys matter, so the probe counts each pool key's runs from inside the jobs.
  */
 import { describe, expect, it } from "vitest";
-import { nextSegment } from "../src/component/segments.js";
+import { nextSegment } from "../src/component/model/segments.js";
 import { probe } from "./app/probe.js";
 import {
   callPool,

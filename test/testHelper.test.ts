@@ -4,7 +4,7 @@
  */
 import { convexTest } from "convex-test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { unconfiguredLogLevel } from "../src/component/logging.js";
+import { unconfiguredLogLevel } from "../src/component/model/logging.js";
 import { loadModules, register } from "../src/test.js";
 import schema from "./app/schema.js";
 import { appModules } from "./helpers.js";

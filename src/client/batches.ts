@@ -2,7 +2,7 @@
  * How the client splits a batch enqueue into component calls: by count and by bytes, so that each
  * call's transaction stays within Convex's limits whatever the size of the whole batch. Pure.
  */
-import { MAX_ENQUEUE_BATCH } from "../component/enqueue.js";
+import { MAX_ENQUEUE_BATCH } from "../component/api/enqueue.js";
 
 /**
  * The most bytes of args plus context (as `valueSizeBytes` measures them) one `enqueueBatch` call

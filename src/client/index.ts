@@ -42,17 +42,17 @@ import {
   type RetryBehavior,
   type RunResult,
   type Status,
-} from "../component/model.js";
+} from "../component/model/validators.js";
 import { validateConfigUpdate } from "../component/config.js";
 import {
   DEFAULT_STATUS_TTL_MS,
   ENQUEUE_COUNT_SHARDS,
   validateEnqueueItem,
   type EnqueueItem,
-} from "../component/enqueue.js";
-import { invalidArgument } from "../component/errors.js";
+} from "../component/api/enqueue.js";
+import { invalidArgument } from "../component/model/errors.js";
 import { vKeyStatus } from "../component/keys.js";
-import { validateRetryBehavior, validateStatusTtl } from "../component/validate.js";
+import { validateRetryBehavior, validateStatusTtl } from "../component/model/validate.js";
 import { chunkBySizes } from "./batches.js";
 
 /** The log levels, most verbose first (the values of `vLogLevel`). */
@@ -82,7 +82,7 @@ export {
   SnoozeError,
   isNonRetryableError,
   isInvalidArgumentError,
-} from "../component/errors.js";
+} from "../component/model/errors.js";
 export {
   DEFAULT_RETRY_BEHAVIOR,
   vLogLevel,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: the package ships no types; `parsePrometheus` below declares what it returns.
 import parseUntyped from "parse-prometheus-text-format";
-import { isInvalidArgumentError } from "../component/errors.js";
+import { isInvalidArgumentError } from "../component/model/errors.js";
 import { vStats, workpoolMetrics, type Stats } from "./index.js";
 
 /** One metric family as the parser returns it (values are the sample's text; TYPE upper-cased). */

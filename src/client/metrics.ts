@@ -6,8 +6,8 @@
  * and it never writes a figure it cannot vouch for: malformed stats throw, naming the field, rather
  * than becoming a sample a scraper would trust.
  */
-import { invalidArgument } from "../component/errors.js";
-import { vPoolStats, type PoolStats } from "../component/model.js";
+import { invalidArgument } from "../component/model/errors.js";
+import { vPoolStats, type PoolStats } from "../component/model/validators.js";
 
 /** The Content-Type to serve `workpoolMetrics`' output with (the text format, version 0.0.4). */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

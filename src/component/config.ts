@@ -6,10 +6,14 @@
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
 import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
-import { claimSegment } from "./kick.js";
-import { unconfiguredLogLevel } from "./logging.js";
-import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model.js";
-import { validateKeyParallelism, validateMaxParallelism, validateRateLimit } from "./validate.js";
+import { claimSegment } from "./api/kick.js";
+import { unconfiguredLogLevel } from "./model/logging.js";
+import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model/validators.js";
+import {
+  validateKeyParallelism,
+  validateMaxParallelism,
+  validateRateLimit,
+} from "./model/validate.js";
 
 /** Jobs that may run at once when nobody said otherwise (the peer's default too). */
 export const DEFAULT_MAX_PARALLELISM = 10;

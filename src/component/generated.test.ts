@@ -8,10 +8,9 @@ import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
 import apiSource from "./_generated/api.ts?raw";
 
-const modules = import.meta.glob(["./*.ts", "!./*.test.ts"], { eager: true }) as Record<
-  string,
-  Record<string, any>
->;
+const modules = import.meta.glob(["./**/*.ts", "!./**/*.test.ts", "!./_generated/**"], {
+  eager: true,
+}) as Record<string, Record<string, any>>;
 const NOT_FUNCTION_MODULES = ["schema", "convex.config"];
 const moduleNames = Object.keys(modules)
   .map((path) => path.replace(/^\.\//, "").replace(/\.ts$/, ""))
@@ -20,12 +19,17 @@ const moduleNames = Object.keys(modules)
 
 describe("_generated/api.ts", () => {
   it("imports exactly the component's modules", () => {
-    const imported = [
-      ...apiSource.matchAll(/import type \* as (\w+) from "\.\.\/(\w+)\.js";/g),
-    ].map((m) => m[2]);
-    expect(imported.sort()).toEqual(moduleNames);
-    const listed = [...apiSource.matchAll(/^ {2}(\w+): typeof (\w+);$/gm)].map((m) => m[1]);
-    expect(listed.sort()).toEqual(moduleNames);
+    // codegen names a module `a/b` `a_b`, and quotes the key of a path with a slash
+    const identifier = (name: string) => name.replaceAll("/", "_");
+    const imported = [...apiSource.matchAll(/import type \* as (\w+) from "\.\.\/([\w/]+)\.js";/g)];
+    expect(imported.map((m) => m[2]).sort()).toEqual(moduleNames);
+    for (const [, ident, name] of imported) expect(ident).toBe(identifier(name));
+    const listed = [...apiSource.matchAll(/^ {2}"?([\w/]+)"?: typeof (\w+);$/gm)];
+    expect(listed.map((m) => m[1]).sort()).toEqual(moduleNames);
+    for (const [line, name, ident] of listed) {
+      expect(ident).toBe(identifier(name));
+      expect(line.includes('"')).toBe(name.includes("/"));
+    }
   });
 });
 

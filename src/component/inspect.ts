@@ -7,18 +7,18 @@ import { paginationOptsValidator, paginationResultValidator } from "convex/serve
 import type { Doc } from "./_generated/dataModel.js";
 import { query, type QueryCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
-import { ENQUEUE_COUNT_SHARDS } from "./enqueue.js";
-import { invalidArgument } from "./errors.js";
-import { deriveListedInfo } from "./jobStatus.js";
+import { ENQUEUE_COUNT_SHARDS } from "./api/enqueue.js";
+import { invalidArgument } from "./model/errors.js";
+import { deriveListedInfo } from "./api/jobStatus.js";
 import {
   vListedWorkInfo,
   vListFilter,
   vPoolStats,
   type ListFilter,
   type PoolStats,
-} from "./model.js";
-import { LAST_MINUTE_SECONDS, sumLastMinute } from "./stats.js";
-import { validateKey } from "./validate.js";
+} from "./model/validators.js";
+import { LAST_MINUTE_SECONDS, sumLastMinute } from "./mainLoop/stats.js";
+import { validateKey } from "./model/validate.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
 export const MAX_LIST_PAGE = 1000;

@@ -10,8 +10,8 @@ import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
 import { mutation, query, type MutationCtx } from "./_generated/server.js";
 import { applyConfig, readConfig } from "./config.js";
-import { claimSegment } from "./kick.js";
-import { validateKey, validateKeyParallelism } from "./validate.js";
+import { claimSegment } from "./api/kick.js";
+import { validateKey, validateKeyParallelism } from "./model/validate.js";
 
 /** What `keyStatus` returns. */
 export const vKeyStatus = v.object({

@@ -19,10 +19,10 @@ import {
   vEnqueueItem,
   type CheckedItem,
   type EnqueueItem,
-} from "./enqueue.js";
-import { invalidArgument } from "./errors.js";
-import { deriveInfo, deriveStatus, parseWorkId } from "./jobStatus.js";
-import { claimSegment, enqueueSegment, wakeFor, type Target } from "./kick.js";
+} from "./api/enqueue.js";
+import { invalidArgument } from "./model/errors.js";
+import { deriveInfo, deriveStatus, parseWorkId } from "./api/jobStatus.js";
+import { claimSegment, enqueueSegment, wakeFor, type Target } from "./api/kick.js";
 import {
   vConfigUpdate,
   vLogLevel,
@@ -30,11 +30,11 @@ import {
   vWorkInfo,
   type ConfigUpdate,
   type LogLevel,
-} from "./model.js";
-import { dueSegment } from "./segments.js";
-import { findDuplicate, rememberDedupeKey, replaceJob } from "./dedupe.js";
-import { rerunRequest } from "./rerun.js";
-import { validateKey } from "./validate.js";
+} from "./model/validators.js";
+import { dueSegment } from "./model/segments.js";
+import { findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
+import { rerunRequest } from "./api/rerun.js";
+import { validateKey } from "./model/validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
  * a transaction well inside Convex's limits. */

@@ -1,11 +1,11 @@
 /**
  * The component's tables. Outside callers (enqueue, cancel, workers) only ever append rows to the
- * three pending tables, into time segments the loop is not reading; only the loop (`loop.ts`) moves a
+ * three pending tables, into time segments the loop is not reading; only the loop (`mainLoop/`) moves a
  * job into or out of "running" and drains those tables.
  */
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
-import { vDeliveryItem } from "./deliver.js";
+import { vDeliveryItem } from "./runners/deliver.js";
 import {
   vAttemptResult,
   vFnType,
@@ -16,7 +16,7 @@ import {
   vRetryBehavior,
   vSecondEvents,
   vStoredPriority,
-} from "./model.js";
+} from "./model/validators.js";
 
 export default defineSchema({
   /**

@@ -9,10 +9,10 @@
  * found whatever the number of live ones in front of it, from a floor below which no job runs (so
  * a cycle does not walk the index entries of every job that ever ran).
  */
-import type { Doc } from "./_generated/dataModel.js";
+import type { Doc } from "../_generated/dataModel.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
-import { runNumber } from "./model.js";
+import { runNumber } from "../model/validators.js";
 
 /** How often a recovery cycle starts. A dead runner is found within this plus
  * RECOVERY_THRESHOLD_MS (plus a page per 100 running jobs); 30 s keeps the checks cheap. */

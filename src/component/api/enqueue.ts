@@ -4,13 +4,19 @@
  * starts work (the loop does).
  */
 import { v, type Infer } from "convex/values";
-import type { Id } from "./_generated/dataModel.js";
-import type { MutationCtx } from "./_generated/server.js";
-import { invalidArgument } from "./errors.js";
+import type { Id } from "../_generated/dataModel.js";
+import type { MutationCtx } from "../_generated/server.js";
+import { invalidArgument } from "../model/errors.js";
 import type { Target } from "./kick.js";
-import { storedPriority, vFnType, vOnCompleteSpec, vPriority, vRetryBehavior } from "./model.js";
-import { isLarge, valueSizeBytes } from "./payloads.js";
-import { dueSegment } from "./segments.js";
+import {
+  storedPriority,
+  vFnType,
+  vOnCompleteSpec,
+  vPriority,
+  vRetryBehavior,
+} from "../model/validators.js";
+import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { dueSegment } from "../model/segments.js";
 import {
   MAX_PAYLOAD_BYTES,
   resolveRunAt,
@@ -20,7 +26,7 @@ import {
   validatePriority,
   validateRetryBehavior,
   validateStatusTtl,
-} from "./validate.js";
+} from "../model/validate.js";
 
 /** How long a finished job's status and result stay readable when the caller does not say: a day. */
 export const DEFAULT_STATUS_TTL_MS = 24 * 60 * 60 * 1000;

@@ -3,11 +3,11 @@
  * or was canceled keeps while its status is retained (function, args, context, onComplete, retry
  * behavior, key, priority, status TTL). Reads only; the caller enqueues the request.
  */
-import type { Doc } from "./_generated/dataModel.js";
-import type { DatabaseReader } from "./_generated/server.js";
+import type { Doc } from "../_generated/dataModel.js";
+import type { DatabaseReader } from "../_generated/server.js";
 import type { EnqueueItem } from "./enqueue.js";
-import { invalidArgument } from "./errors.js";
-import { keptForRetry } from "./model.js";
+import { invalidArgument } from "../model/errors.js";
+import { keptForRetry } from "../model/validators.js";
 
 /** The enqueue request that runs `work` again, due now; throws naming `id` if it cannot be. */
 export async function rerunRequest(

@@ -22,11 +22,11 @@
  * write that races a pass lands in a range the pass read, which Convex's OCC serializes.
  * Never starts work itself.
  */
-import { internal } from "./_generated/api.js";
-import type { Doc } from "./_generated/dataModel.js";
-import type { MutationCtx } from "./_generated/server.js";
-import { segmentOf, segmentStart } from "./segments.js";
-import { armWakeWatch, armWatchdog } from "./watchdog.js";
+import { internal } from "../_generated/api.js";
+import type { Doc } from "../_generated/dataModel.js";
+import type { MutationCtx } from "../_generated/server.js";
+import { segmentOf, segmentStart } from "../model/segments.js";
+import { armWakeWatch, armWatchdog } from "../mainLoop/watchdog.js";
 
 /** The segment an enqueue writes a job into: the next one, or the one it is due in if later. */
 export function enqueueSegment(now: number, dueSegment: number): number {
@@ -52,7 +52,11 @@ export async function wakeFor(ctx: MutationCtx, segment: number): Promise<Wake> 
     .withIndex("by_wake", (q) => q.eq("wake.segment", segment))
     .first();
   if (existing !== null) return undefined;
-  const scheduledId = await ctx.scheduler.runAt(segmentStart(segment), internal.loop.main, {});
+  const scheduledId = await ctx.scheduler.runAt(
+    segmentStart(segment),
+    internal.mainLoop.main.main,
+    {},
+  );
   await armWakeWatch(ctx);
   return { segment, scheduledId };
 }
@@ -91,7 +95,7 @@ export async function claimSegment(ctx: MutationCtx, dueSegment?: number): Promi
   }
   const generation = status?.generation ?? 0;
   const at = Math.max(now, segmentStart(target));
-  const scheduledId = await ctx.scheduler.runAt(at, internal.loop.main, { generation });
+  const scheduledId = await ctx.scheduler.runAt(at, internal.mainLoop.main.main, { generation });
   const next =
     target === current
       ? { kind: "waking" as const, segment: current, scheduledId }

@@ -8,7 +8,7 @@
  * can only overcount the starts of a window, so the limit holds over every window; the cost is that
  * a start may wait up to one bucket's width longer than it had to.
  */
-import type { Config } from "./config.js";
+import type { Config } from "../config.js";
 import type { Pass } from "./pass.js";
 
 /** Buckets per period: a start waits at most 1/50 of the period longer than an exact log would

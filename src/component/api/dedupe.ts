@@ -6,12 +6,12 @@
  * deletes finished jobs call this; the loop never reads or writes that table, so a dedupe lookup
  * conflicts only with enqueues of the same key (and "replace" with the loop only on that one job).
  */
-import type { Doc, Id } from "./_generated/dataModel.js";
-import type { MutationCtx } from "./_generated/server.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
+import type { MutationCtx } from "../_generated/server.js";
 import type { CheckedItem, EnqueueItem } from "./enqueue.js";
 import type { Target } from "./kick.js";
-import { isLarge, valueSizeBytes } from "./payloads.js";
-import { dueSegment } from "./segments.js";
+import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { dueSegment } from "../model/segments.js";
 
 /** The job `dedupeKey` points at, if it is pending and has never started, nor been asked to
  * cancel: the job an enqueue with that key dedupes into. */

@@ -2,7 +2,7 @@
  * Logging at the configured level. Every line is one JSON object with an `event` name, so log search
  * can filter on it. Owns no state; never throws.
  */
-import type { LogLevel } from "./model.js";
+import type { LogLevel } from "./validators.js";
 
 const LEVEL_ORDER: Record<LogLevel, number> = {
   DEBUG: 0,

@@ -3,7 +3,7 @@
  * argument and the rule. Pure; shared by the component's public functions and the client.
  */
 import { invalidArgument } from "./errors.js";
-import type { RetryBehavior } from "./model.js";
+import type { RetryBehavior } from "./validators.js";
 
 /** The largest args + context a job may carry: Convex's limit on a function's arguments. */
 export const MAX_PAYLOAD_BYTES = 1_000_000;

@@ -3,14 +3,14 @@
  * the config it read, its logger, and the loop state it will write back at the end; and the
  * pending tables' read cursors, and the one read of due `pendingStart` rows that uses them.
  */
-import type { Doc } from "./_generated/dataModel.js";
-import type { MutationCtx } from "./_generated/server.js";
-import type { Config } from "./config.js";
-import type { DeliveryItem } from "./deliver.js";
+import type { Doc } from "../_generated/dataModel.js";
+import type { MutationCtx } from "../_generated/server.js";
+import type { Config } from "../config.js";
+import type { DeliveryItem } from "../runners/deliver.js";
 import type { KeyEntry } from "./keyState.js";
-import type { Logger } from "./logging.js";
-import { PRIORITY_LEVELS, type StoredPriority } from "./model.js";
-import { readFrom } from "./segments.js";
+import type { Logger } from "../model/logging.js";
+import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
+import { readFrom } from "../model/segments.js";
 
 export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
 export type Cursors = NonNullable<LoopState["cursors"]>;

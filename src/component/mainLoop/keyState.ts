@@ -7,8 +7,8 @@
  * Only the loop calls this; it never reads what enqueue writes (`keyLedger`), and never scans a
  * key's queue (it reads heads).
  */
-import type { Doc, Id } from "./_generated/dataModel.js";
-import type { StoredPriority } from "./model.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
+import type { StoredPriority } from "../model/validators.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */

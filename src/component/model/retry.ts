@@ -2,7 +2,7 @@
  * The retry decision, as pure functions: how long a failed attempt waits, and what a completion
  * means for the job. No database access; unit-tested on their own (retry.test.ts).
  */
-import type { AttemptResult, RetryBehavior, RunResult } from "./model.js";
+import type { AttemptResult, RetryBehavior, RunResult } from "./validators.js";
 
 /** How far the jitter may move a backoff, as a fraction of it either way. ±50% spreads a burst of
  * failures over time so that their retries do not arrive together. */

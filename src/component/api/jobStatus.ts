@@ -2,9 +2,9 @@
  * Deriving what callers see of a job from its `work` row — the one place that does it: the public
  * `status` (exactly the peer's shape) and `info` (everything retained). Read-only.
  */
-import type { Doc, Id } from "./_generated/dataModel.js";
-import type { DatabaseReader } from "./_generated/server.js";
-import { invalidArgument } from "./errors.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
+import type { DatabaseReader } from "../_generated/server.js";
+import { invalidArgument } from "../model/errors.js";
 import {
   assertNever,
   type ListedWorkInfo,
@@ -12,7 +12,7 @@ import {
   type RunResult,
   type Status,
   type WorkInfo,
-} from "./model.js";
+} from "../model/validators.js";
 
 /** Parses a WorkId given by a caller; a malformed one is an invalid argument. */
 export function parseWorkId(db: DatabaseReader, id: string, argument = "id"): Id<"work"> {

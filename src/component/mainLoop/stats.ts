@@ -5,9 +5,9 @@
  * the `eventCounts` ring) and its floor under the pending jobs. Written only by the loop; never
  * changes job state.
  */
-import type { EventKind, SecondEvents } from "./model.js";
+import type { EventKind, SecondEvents } from "../model/validators.js";
 import { countDueStarts, type LoopState, type Pass } from "./pass.js";
-import { CURSOR_MARGIN_SEGMENTS, SEGMENT_MS } from "./segments.js";
+import { CURSOR_MARGIN_SEGMENTS, SEGMENT_MS } from "../model/segments.js";
 
 /** How often a busy pool logs its report: once a minute is enough to graph, cheap to store. */
 export const REPORT_INTERVAL_MS = 60_000;

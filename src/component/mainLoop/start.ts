@@ -5,8 +5,8 @@
  * waits in its key's queue (keyState.ts) without being read again until its key can start it.
  * The only place a job enters "running".
  */
-import { internal } from "./_generated/api.js";
-import type { Doc } from "./_generated/dataModel.js";
+import { internal } from "../_generated/api.js";
+import type { Doc } from "../_generated/dataModel.js";
 import {
   firstReadyAt,
   hasFreeSlot,
@@ -22,7 +22,7 @@ import {
   type KeyEntry,
 } from "./keyState.js";
 import { advanceCursor, countDueStarts, readDueStarts, startCursorOf, type Pass } from "./pass.js";
-import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "./model.js";
+import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
 
@@ -284,10 +284,10 @@ async function scheduleWorker(pass: Pass, work: Doc<"work">) {
   };
   switch (work.fnType) {
     case "action":
-      return await pass.ctx.scheduler.runAfter(0, internal.worker.runAction, args);
+      return await pass.ctx.scheduler.runAfter(0, internal.runners.worker.runAction, args);
     case "mutation":
     case "query":
-      return await pass.ctx.scheduler.runAfter(0, internal.worker.runMutationOrQuery, {
+      return await pass.ctx.scheduler.runAfter(0, internal.runners.worker.runMutationOrQuery, {
         ...args,
         fnType: work.fnType,
       });

@@ -1,0 +1,235 @@
+/**
+ * Completion: recording an attempt's outcome (workers, through `recordCompletion`), and the loop's
+ * handling of it — retry after a jittered backoff, or finish the job and hand its onComplete to
+ * delivery (deliver.ts). Only the loop (`processCompletions`, `finishJob`) changes a job's state
+ * here; no user code runs here.
+ */
+import { v } from "convex/values";
+import type { Doc, Id } from "../_generated/dataModel.js";
+import { internalMutation, type MutationCtx } from "../_generated/server.js";
+import { needsDelivery, type DeliveryItem } from "../runners/deliver.js";
+import { keyEntry, updateKey } from "./keyState.js";
+import { claimSegment } from "../api/kick.js";
+import {
+  assertNever,
+  keptForRetry,
+  runNumber,
+  vAttemptResult,
+  type AttemptResult,
+  type RunResult,
+} from "../model/validators.js";
+import { advanceCursor, tableFrom, type Pass } from "./pass.js";
+import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { decideCompletion } from "../model/retry.js";
+import { segmentForRunAt } from "../model/segments.js";
+import { countEvent, recordFinish } from "./stats.js";
+
+/** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
+ * own, so 50 keeps a pass well inside Convex's transaction limits. */
+export const COMPLETION_BATCH = 50;
+
+/** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep. */
+export async function recordCompletion(
+  ctx: MutationCtx,
+  { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
+): Promise<void> {
+  const segment = await claimSegment(ctx);
+  if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
+    const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
+    await ctx.db.insert("pendingCompletion", {
+      workId,
+      attempt,
+      result: { kind: "success", returnValue: null },
+      returnValuePayloadId: payloadId,
+      segment,
+    });
+  } else {
+    await ctx.db.insert("pendingCompletion", { workId, attempt, result, segment });
+  }
+}
+
+/** Called by the action worker with the outcome of its attempt. */
+export const complete = internalMutation({
+  args: { workId: v.id("work"), attempt: v.number(), result: vAttemptResult },
+  returns: v.null(),
+  handler: async (ctx, args) => {
+    await recordCompletion(ctx, args);
+    return null;
+  },
+});
+
+/** Loop stage: processes due completions. Returns true when a full batch was taken (more may wait). */
+export async function processCompletions(pass: Pass): Promise<boolean> {
+  const { ctx } = pass;
+  const rows = await ctx.db
+    .query("pendingCompletion")
+    .withIndex("by_segment", (q) =>
+      q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
+    )
+    .take(COMPLETION_BATCH);
+  const full = rows.length === COMPLETION_BATCH;
+  advanceCursor(pass, "completion", full ? rows[rows.length - 1].segment : pass.segment);
+  for (const row of rows) {
+    await ctx.db.delete("pendingCompletion", row._id);
+    const work = await ctx.db.get("work", row.workId);
+    if (work === null || work.state.kind !== "running" || row.attempt !== runNumber(work)) {
+      // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
+      pass.state.stats.staleCompletions++;
+      pass.log.warn("staleCompletion", {
+        workId: row.workId,
+        attempt: row.attempt,
+        state: work?.state.kind ?? "missing",
+      });
+      if (row.returnValuePayloadId) await ctx.db.delete("payloads", row.returnValuePayloadId);
+      continue;
+    }
+    await endAttempt(pass, work);
+    await settleAttempt(pass, work, row.result, row.returnValuePayloadId);
+  }
+  return full;
+}
+
+/** Counts a running job's attempt as ended (reported, or found dead): its pool slot is free. */
+export async function endAttempt(pass: Pass, work: Doc<"work">): Promise<void> {
+  pass.state.running--;
+  if (work.key !== undefined) updateKey(await keyEntry(pass, work.key), { running: -1 });
+}
+
+/**
+ * Decides and applies the fate of a running job whose attempt ended (reported, or found dead by
+ * recovery): a retry goes back to `pendingStart` at the end of its backoff; anything else finishes.
+ */
+export async function settleAttempt(
+  pass: Pass,
+  work: Doc<"work">,
+  outcome: AttemptResult,
+  returnValuePayloadId?: Id<"payloads">,
+): Promise<void> {
+  const attempt = work.attempts + 1;
+  const decision = decideCompletion(outcome, { ...work, attempt }, Math.random());
+  switch (decision.kind) {
+    case "retry": {
+      const runAt = pass.now + decision.delayMs;
+      await pass.ctx.db.patch("work", work._id, {
+        attempts: attempt,
+        state: { kind: "pending" },
+        listAt: runAt,
+      });
+      await requeue(pass, work, runAt);
+      countEvent(pass, "retried");
+      pass.log.info("retry", {
+        workId: work._id,
+        fnName: work.fnName,
+        attempt,
+        delayMs: decision.delayMs,
+        error: outcome.kind === "failed" ? outcome.error : undefined,
+      });
+      return;
+    }
+    case "snooze": {
+      const runAt = pass.now + decision.delayMs;
+      const snoozes = (work.snoozes ?? 0) + 1;
+      const fnArgs = outcome.kind === "snoozed" ? outcome.fnArgs : undefined;
+      await pass.ctx.db.patch("work", work._id, {
+        snoozes,
+        state: { kind: "pending" },
+        listAt: runAt,
+        ...(work.payloadId === undefined ? { fnArgs } : {}),
+      });
+      await requeue(pass, work, runAt);
+      pass.log.info("snoozed", {
+        workId: work._id,
+        fnName: work.fnName,
+        delayMs: decision.delayMs,
+      });
+      return;
+    }
+    case "finish": {
+      // A snooze's report is not an attempt; a canceled snooze finishes without counting one.
+      const attempts = outcome.kind === "snoozed" ? work.attempts : attempt;
+      // The args the start dropped come back with the report, for `retry` to use.
+      const handedBack = outcome.kind === "success" ? undefined : outcome.fnArgs;
+      const fnArgs = work.fnArgs ?? (work.payloadId === undefined ? handedBack : undefined);
+      await finishJob(pass, { ...work, attempts, fnArgs }, decision.result, returnValuePayloadId);
+      return;
+    }
+    default:
+      assertNever(decision, "completion decision");
+  }
+}
+
+/** Puts a job whose run ended back in `pendingStart`, due at `runAt`. A keyed job keeps its key
+ * slot through the wait (strict per-key order). */
+async function requeue(pass: Pass, work: Doc<"work">, runAt: number): Promise<void> {
+  await pass.ctx.db.insert("pendingStart", {
+    workId: work._id,
+    runAt,
+    segment: segmentForRunAt(runAt, pass.now),
+    priority: work.priority,
+    ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
+    fromLoop: true,
+  });
+}
+
+/**
+ * Marks a job finished with `result` and hands its onComplete to delivery (deliver.ts), which calls
+ * it exactly once in a transaction of its own. A large job (args, context or return value in
+ * `payloads`) also gets its cleanup there; the sweeper leaves it alone until then.
+ */
+export function finishedDelivery(
+  work: Doc<"work">,
+  result: RunResult,
+  resultPayloadId: Id<"payloads"> | undefined,
+): DeliveryItem {
+  const large = work.payloadId !== undefined || resultPayloadId !== undefined;
+  const excluded = work.onComplete?.excludeKinds?.includes(result.kind) ?? false;
+  return {
+    workId: work._id,
+    fnHandle: excluded ? undefined : work.onComplete?.fnHandle,
+    context: excluded ? undefined : work.onComplete?.context,
+    result,
+    payloadId: work.payloadId,
+    resultPayloadId,
+    cleanup: large ? true : undefined,
+  };
+}
+
+export async function finishJob(
+  pass: Pass,
+  work: Doc<"work">,
+  result: RunResult,
+  resultPayloadId?: Id<"payloads">,
+): Promise<void> {
+  const { ctx, now } = pass;
+  const delivery = finishedDelivery(work, result, resultPayloadId);
+  await ctx.db.patch("work", work._id, {
+    attempts: work.attempts,
+    state: {
+      kind: "finished",
+      result,
+      finishedAt: now,
+      startedAt: work.state.kind === "running" ? work.state.startedAt : undefined,
+    },
+    listAt: now,
+    resultPayloadId,
+    expiresAt: work.statusTtlMs === undefined ? undefined : now + work.statusTtlMs,
+    // A large job's payloads are read by its delivery: the sweeper leaves it until then.
+    deliveryPending: delivery.cleanup,
+    // A finished job keeps only what status and info need: dropping what no later step reads keeps
+    // the retained row (and this write) small. Delivery carries the callback. A job that failed or
+    // was canceled keeps its args and options while retained, so that `retry` can run it again.
+    ...(keptForRetry(result)
+      ? { fnArgs: work.fnArgs }
+      : { fnArgs: undefined, retryBehavior: undefined, onComplete: undefined }),
+  });
+  const kind = result.kind === "success" ? "succeeded" : result.kind;
+  recordFinish(pass, kind);
+  if (work.key !== undefined) {
+    // A job holds its key's slot from its first start (a pending job with attempts or snoozes
+    // behind it is waiting out a retry's backoff or a snooze).
+    const heldSlot = work.state.kind === "running" || work.attempts > 0 || (work.snoozes ?? 0) > 0;
+    updateKey(await keyEntry(pass, work.key), { [kind]: 1, active: heldSlot ? -1 : 0 });
+  }
+  pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
+  if (needsDelivery(delivery)) pass.deliveries.push(delivery);
+}

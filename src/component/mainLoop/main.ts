@@ -1,0 +1,248 @@
+/**
+ * The main loop: one self-rescheduling `main` mutation, fenced by a generation counter. Each pass
+ * drains due completions, cancelations, runs recovery when due, starts work up to maxParallelism,
+ * schedules the sweeper, then schedules itself for the next segment with work — or goes idle.
+ * A `main` whose generation is not the current one is stale and returns at once. Never runs user code
+ * (onComplete handlers run in delivery transactions of their own, deliver.ts) and never reads
+ * payload rows.
+ */
+import { v } from "convex/values";
+import { internal } from "../_generated/api.js";
+import type { Doc } from "../_generated/dataModel.js";
+import { internalMutation } from "../_generated/server.js";
+import { processCancelations } from "./cancel.js";
+import { processCompletions } from "./complete.js";
+import { readConfig } from "../config.js";
+import { checkDeliveries, scheduleDeliveries } from "../runners/deliver.js";
+import { firstReadyAt, flushKeys } from "./keyState.js";
+import { createLogger } from "../model/logging.js";
+import type { LoopState, Pass } from "./pass.js";
+import { nextStartAllowedAt } from "./rateLimit.js";
+import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
+import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
+import { startWork } from "./start.js";
+import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
+import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
+
+/** When the loop runs next. */
+type Wake =
+  | { kind: "now" } // a batch was full: more is due already
+  // Sleep until the start of `segment`, or until `at` (in or before it) when a start waits for
+  // the rate limit's window, which frees at an instant of its own, not on a segment boundary.
+  | { kind: "segment"; segment: number; at?: number }
+  | { kind: "idle" }; // nothing to do until a caller wakes it
+
+function initialState(now: number): LoopState {
+  return {
+    generation: 0,
+    running: 0,
+    lastRecoveryAt: now,
+    nextSweepAt: now,
+    stats: emptyStats(now),
+  };
+}
+
+function withoutSystemFields(row: Doc<"loopState">): LoopState {
+  const state: Partial<Doc<"loopState">> = { ...row };
+  delete state._id;
+  delete state._creationTime;
+  return state as LoopState;
+}
+
+export const main = internalMutation({
+  // A pass of the loop's own chain carries its generation; a wake-up an enqueue scheduled carries
+  // none and always runs (it must read the segment its enqueue wrote into).
+  args: { generation: v.optional(v.number()) },
+  returns: v.null(),
+  handler: async (ctx, args) => {
+    const row = await ctx.db.query("loopState").first();
+    const now = Date.now();
+    const config = await readConfig(ctx.db);
+    const log = createLogger(config.logLevel);
+    const expected = row?.generation ?? 0;
+    const generation = args.generation ?? expected;
+    if (generation !== expected) {
+      log.debug("staleMain", { generation, expected });
+      return null;
+    }
+    const woken = args.generation === undefined;
+    const state: LoopState = row ? withoutSystemFields(row) : initialState(now);
+    const pass: Pass = {
+      ctx,
+      now,
+      segment: segmentOf(now),
+      config,
+      log,
+      state,
+      deliveries: [],
+      keys: new Map(),
+    };
+
+    await flushEarlierSecond(pass);
+    const leftPendingBefore = state.stats.started + state.stats.canceled;
+    const moreCompletions = await processCompletions(pass);
+    const moreCancelations = await processCancelations(pass);
+    if (recoveryDue(pass)) await recover(pass);
+    const starts = await startWork(pass);
+    const expiry = await firstExpiry(pass);
+    await maybeScheduleSweep(pass, expiry);
+    await checkDeliveries(pass);
+    await scheduleDeliveries(pass, pass.deliveries);
+    await flushKeys(pass);
+    if (state.stats.started + state.stats.canceled > leftPendingBefore) {
+      await advancePendingFloor(pass);
+    }
+
+    const wake: Wake =
+      moreCompletions || moreCancelations || starts.more
+        ? { kind: "now" }
+        : await nextWake(pass, expiry, starts.heldByRate);
+    // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions, and a
+    // rate-limited one until its window frees; their reports wait for the interval, so the backlog
+    // scan is not paid on every pass.)
+    const goingQuiet =
+      wake.kind === "idle" ||
+      (wake.kind === "segment" &&
+        wake.segment > pass.segment + 1 &&
+        state.running === 0 &&
+        !starts.heldByRate);
+    await maybeReport(pass, goingQuiet);
+    state.generation = generation + 1;
+    // A wake-up's pass supersedes the pass the chain had scheduled: cancel it if it has not begun.
+    if (woken) await cancelScheduledPass(pass);
+    await scheduleNext(pass, wake);
+    if (row) await ctx.db.replace("loopState", row._id, state);
+    else await ctx.db.insert("loopState", state);
+    if (config.logLevel === "DEBUG") {
+      const metrics = await ctx.meta.getTransactionMetrics();
+      log.debug("pass", {
+        generation,
+        running: state.running,
+        wake: wake.kind,
+        documentsRead: metrics.documentsRead.used,
+        documentsWritten: metrics.documentsWritten.used,
+        bytesRead: metrics.bytesRead.used,
+      });
+    }
+    return null;
+  },
+});
+
+/** Cancels the chain's next pass (scheduled by an earlier pass) if it is still waiting to run. */
+async function cancelScheduledPass(pass: Pass): Promise<void> {
+  const id = pass.state.nextPassId;
+  if (id === undefined) return;
+  if ((await pass.ctx.db.system.get(id))?.state.kind === "pending") {
+    await pass.ctx.scheduler.cancel(id);
+  }
+}
+
+/** The first segment after this pass's that holds a row the loop itself put in `pendingStart` (a
+ * retry or a snooze): enqueued rows bring their own wake-up, and reading past the current segment
+ * would cover the ones being written now. */
+async function firstLaterOwnStart(pass: Pass): Promise<number | undefined> {
+  const row = await pass.ctx.db
+    .query("pendingStart")
+    .withIndex("by_fromLoop", (q) => q.eq("fromLoop", true).gt("segment", pass.segment))
+    .first();
+  return row?.segment;
+}
+
+/** The first segment after this pass's that holds a row of `table`, if any. */
+async function firstLaterSegment(
+  pass: Pass,
+  table: "pendingCompletion" | "pendingCancelation",
+): Promise<number | undefined> {
+  const row = await pass.ctx.db
+    .query(table)
+    .withIndex("by_segment", (q) => q.gt("segment", pass.segment))
+    .first();
+  return row?.segment;
+}
+
+/**
+ * The earliest segment after this one in which something needs the loop: a start (only if there is
+ * room to start it; otherwise a completion will wake the loop), a completion, a cancelation, a
+ * recovery check while jobs run, or an expiry for the sweeper.
+ */
+async function nextWake(
+  pass: Pass,
+  expiry: number | undefined,
+  heldByRate: boolean,
+): Promise<Wake> {
+  const candidates: Array<number | undefined> = [
+    await firstLaterSegment(pass, "pendingCompletion"),
+    await firstLaterSegment(pass, "pendingCancelation"),
+  ];
+  let rateWakeAt: number | undefined;
+  if (pass.state.running < pass.config.maxParallelism && !pass.config.paused) {
+    const readyAt = await firstReadyAt(pass);
+    const starts = [
+      await firstLaterOwnStart(pass),
+      readyAt === undefined ? undefined : segmentForRunAt(readyAt, pass.now),
+      heldByRate ? pass.segment + 1 : undefined,
+    ].filter((s): s is number => s !== undefined);
+    // Under a spent rate limit, a start waits until the window lets one through: no pass before.
+    const allowedAt = nextStartAllowedAt(pass);
+    const notBefore = allowedAt === undefined ? 0 : segmentForRunAt(allowedAt, pass.now);
+    if (starts.length > 0) candidates.push(Math.max(Math.min(...starts), notBefore));
+    if (heldByRate && allowedAt !== undefined) rateWakeAt = allowedAt;
+  }
+  const recoveryAt = nextRecoveryAt(pass);
+  if (recoveryAt !== undefined) candidates.push(segmentForRunAt(recoveryAt, pass.now));
+  if (pass.state.deliveryCheckAt !== undefined) {
+    candidates.push(segmentForRunAt(pass.state.deliveryCheckAt, pass.now));
+  }
+  if (expiry !== undefined) {
+    candidates.push(segmentForRunAt(Math.max(expiry, pass.state.nextSweepAt), pass.now));
+  }
+  const segments = candidates.filter((s): s is number => s !== undefined);
+  if (segments.length === 0) return { kind: "idle" };
+  const segment = Math.max(pass.segment + 1, Math.min(...segments));
+  // Due work held by the rate limit starts the moment its window frees, if nothing comes sooner.
+  if (rateWakeAt !== undefined && rateWakeAt <= segmentStart(segment)) {
+    return { kind: "segment", segment, at: rateWakeAt };
+  }
+  return { kind: "segment", segment };
+}
+
+/** Schedules the next `main` and records in `runStatus` whether callers must wake it. */
+async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
+  const { ctx } = pass;
+  const generation = pass.state.generation;
+  const status = await ctx.db.query("runStatus").first();
+  const write = async (next: {
+    state: NonNullable<typeof status>["state"];
+    generation: number;
+  }) => {
+    if (status) await ctx.db.patch("runStatus", status._id, next);
+    else await ctx.db.insert("runStatus", next);
+  };
+  switch (wake.kind) {
+    case "now":
+    case "segment": {
+      const at = wake.kind === "now" ? pass.now : (wake.at ?? segmentStart(wake.segment));
+      const scheduledId = await ctx.scheduler.runAt(at, internal.mainLoop.main.main, {
+        generation,
+      });
+      pass.state.nextPassId = scheduledId;
+      if (wake.kind === "now" || wake.segment === pass.segment + 1) {
+        // Running hot: callers only ever append into the next segment, which the loop will read.
+        if (status?.state.kind !== "running")
+          await write({ state: { kind: "running" }, generation });
+      } else {
+        await write({
+          state: { kind: "scheduled", segment: wake.segment, scheduledId },
+          generation,
+        });
+      }
+      return;
+    }
+    case "idle":
+      delete pass.state.nextPassId;
+      await write({ state: { kind: "idle" }, generation });
+      return;
+    default:
+      wake satisfies never;
+  }
+}

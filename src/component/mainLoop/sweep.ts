@@ -1,0 +1,130 @@
+/**
+ * The sweeper: deletes finished jobs once their status TTL has passed, with their payloads, in
+ * bounded batches. Runs in its own transaction (scheduled by the loop) so that the loop never reads
+ * payload rows. Each sweep covers the expiries between the previous sweep's cutoff and its own, so
+ * neither it nor the loop walks the tombstones of rows swept before. Never touches an unfinished
+ * job, nor a large one still waiting for its delivery (delivery deletes that one itself if it
+ * expired meanwhile). Counts what it deleted in each key's ledger.
+ */
+import { v } from "convex/values";
+import { internal } from "../_generated/api.js";
+import type { Doc } from "../_generated/dataModel.js";
+import { internalMutation, type MutationCtx } from "../_generated/server.js";
+import { forgetDedupeKeys } from "../api/dedupe.js";
+import type { Pass } from "./pass.js";
+
+/** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
+export const SWEEP_BATCH = 50;
+/** A sweep stops once it read this many bytes (payloads may be a megabyte each) and goes on in a
+ * fresh transaction: a quarter of Convex's 16 MiB read limit. */
+export const SWEEP_BYTES_READ_BUDGET = 4 * 1024 * 1024;
+/** The loop schedules a sweep at most this often; expired rows wait at most this long past TTL. */
+export const SWEEP_INTERVAL_MS = 10_000;
+
+export const sweep = internalMutation({
+  args: {
+    /** Expiries from this (inclusive; undefined: from the start)... */
+    from: v.optional(v.number()),
+    /** ...up to this (inclusive) are swept. */
+    upTo: v.number(),
+  },
+  returns: v.null(),
+  handler: async (ctx, { from, upTo }) => {
+    const expired = await ctx.db
+      .query("work")
+      .withIndex("by_expiresAt", (q) => q.gte("expiresAt", from ?? 0).lte("expiresAt", upTo))
+      .take(SWEEP_BATCH);
+    let deleted = 0;
+    let next: number | undefined;
+    const swept: Doc<"work">[] = [];
+    for (const work of expired) {
+      const metrics = await ctx.meta.getTransactionMetrics();
+      if (metrics.bytesRead.used > SWEEP_BYTES_READ_BUDGET) {
+        next = work.expiresAt;
+        break;
+      }
+      if (work.deliveryPending) continue;
+      if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
+      if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
+      await ctx.db.delete("work", work._id);
+      deleted++;
+      swept.push(work);
+    }
+    await countSwept(ctx, swept);
+    await forgetDedupeKeys(ctx, swept);
+    if (next === undefined && expired.length === SWEEP_BATCH) {
+      next = expired[expired.length - 1].expiresAt;
+    }
+    // Go on where this one stopped (rows sharing that expiry are met again: deleted ones are gone,
+    // skipped ones are delivery's). A batch that deleted nothing ends the chain: what is left is
+    // waiting for delivery, which deletes it itself.
+    if (next !== undefined && deleted > 0) {
+      await ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, { from: next, upTo });
+    }
+    return null;
+  },
+});
+
+type SweptCounts = { succeeded: number; failed: number; canceled: number };
+
+/**
+ * Counts deleted finished jobs in their keys' ledgers (`keyStatus` counts finished jobs while
+ * retained). Called by whoever deletes a finished job: the sweeper, and delivery for a large job
+ * that expired before it was delivered.
+ */
+export async function countSwept(ctx: MutationCtx, deleted: Doc<"work">[]): Promise<void> {
+  const byKey = new Map<string, SweptCounts>();
+  for (const work of deleted) {
+    if (work.key === undefined || work.state.kind !== "finished") continue;
+    const counts = byKey.get(work.key) ?? { succeeded: 0, failed: 0, canceled: 0 };
+    counts[work.state.result.kind === "success" ? "succeeded" : work.state.result.kind]++;
+    byKey.set(work.key, counts);
+  }
+  for (const [key, counts] of byKey) await countKeySwept(ctx, key, counts);
+}
+
+/** Adds to one key's swept counts; deletes the key's ledger and loop counts once every job the
+ * key ever had was swept: the key is then as if never used (its settings, if any, stay). */
+async function countKeySwept(ctx: MutationCtx, key: string, counts: SweptCounts): Promise<void> {
+  const ledger = await ctx.db
+    .query("keyLedger")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .first();
+  if (ledger === null) return;
+  const next = {
+    sweptSucceeded: ledger.sweptSucceeded + counts.succeeded,
+    sweptFailed: ledger.sweptFailed + counts.failed,
+    sweptCanceled: ledger.sweptCanceled + counts.canceled,
+  };
+  if (next.sweptSucceeded + next.sweptFailed + next.sweptCanceled < ledger.enqueued) {
+    await ctx.db.patch("keyLedger", ledger._id, next);
+    return;
+  }
+  await ctx.db.delete("keyLedger", ledger._id);
+  const state = await ctx.db
+    .query("keyState")
+    .withIndex("by_key", (q) => q.eq("key", key))
+    .first();
+  if (state) await ctx.db.delete("keyState", state._id);
+}
+
+/** The earliest expiry above the last sweep's cutoff, if any. */
+export async function firstExpiry(pass: Pass): Promise<number | undefined> {
+  const first = await pass.ctx.db
+    .query("work")
+    .withIndex("by_expiresAt", (q) => q.gt("expiresAt", pass.state.expiryCursor ?? -1))
+    .first();
+  return first?.expiresAt;
+}
+
+/** Loop stage: schedules a sweep when rows have expired and none was scheduled recently. */
+export async function maybeScheduleSweep(pass: Pass, earliestExpiry: number | undefined) {
+  if (earliestExpiry === undefined || earliestExpiry > pass.now) return;
+  if (pass.now < pass.state.nextSweepAt) return;
+  await pass.ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, {
+    from: pass.state.expiryCursor,
+    upTo: pass.now,
+  });
+  pass.state.expiryCursor = pass.now;
+  pass.state.nextSweepAt = pass.now + SWEEP_INTERVAL_MS;
+}
