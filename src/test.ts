@@ -1,8 +1,9 @@
 /**
  * For apps' own tests on convex-test: registers the component with a `convexTest` instance,
- * `import workpool from "convex-workpool/test"; workpool.register(t, "emailPool");`, and loads the
- * app's modules ahead for tests that step a fake clock. Owns nothing else; never used by a
- * deployment.
+ * `import workpool from "convex-workpool/test"; workpool.register(t, "emailPool");`, loads the
+ * app's modules ahead for tests that step a fake clock, and runs the pool for a stretch of virtual
+ * time (`runPool`). Owns nothing else; never used by a deployment, and imports no test runner (the
+ * app passes its own timer-advance function).
  */
 /// <reference types="vite/client" />
 import type { TestConvex } from "convex-test";
@@ -70,4 +71,58 @@ export async function loadModules(modules: Record<string, () => Promise<unknown>
   await Promise.all(load.map(([, importModule]) => importModule()));
 }
 
-export default { register, loadModules, schema, modules };
+/** The real `setTimeout`, kept at import (before a test fakes timers): one real turn of the event
+ * loop after each step lets convex-test import a module a scheduled function needs. */
+const realSetTimeout = globalThis.setTimeout;
+
+/** How far `runPool` moves the clock per step unless told: half a segment of the loop (100 ms), so
+ * that each pass, worker and report runs close to its time and a 1 s backoff measures 1 s. */
+export const RUN_POOL_STEP_MS = 50;
+
+export type RunPoolOptions = {
+  /** The clock moves this far per step (default RUN_POOL_STEP_MS): smaller is more exact, slower. */
+  stepMs?: number;
+};
+
+/**
+ * Runs the pool (and everything else scheduled) for `ms` of virtual time, in small steps, so that
+ * jobs start, run, retry and report as they would in that time — and no further. Unlike
+ * `t.finishAllScheduledFunctions(vi.runAllTimers)`, which jumps the clock past every timer (a day
+ * and more: past the statusTtl sweep, after which `info` is null and `retry` is refused), the clock
+ * ends exactly `ms` later.
+ *
+ * ```ts
+ * await workpool.runPool(vi.advanceTimersByTimeAsync, 5_000); // five seconds of the pool's life
+ * ```
+ * @param advanceTimersByTime your test runner's async timer advance (vitest:
+ *   `vi.advanceTimersByTimeAsync`); fake timers must be on.
+ * @param ms how much virtual time to run, in milliseconds (a finite number ≥ 0).
+ */
+export async function runPool(
+  advanceTimersByTime: (ms: number) => Promise<unknown>,
+  ms: number,
+  options: RunPoolOptions = {},
+): Promise<void> {
+  if (typeof advanceTimersByTime !== "function") {
+    invalidArgument(
+      "advanceTimersByTime",
+      "must be a function such as vi.advanceTimersByTimeAsync",
+      advanceTimersByTime,
+    );
+  }
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+    invalidArgument("ms", "must be a finite number ≥ 0", ms);
+  }
+  const stepMs = options.stepMs ?? RUN_POOL_STEP_MS;
+  if (typeof stepMs !== "number" || !Number.isFinite(stepMs) || stepMs < 1) {
+    invalidArgument("options.stepMs", "must be a finite number ≥ 1", stepMs);
+  }
+  for (let done = 0; done < ms;) {
+    const step = Math.min(stepMs, ms - done);
+    await advanceTimersByTime(step);
+    await new Promise<void>((resolve) => realSetTimeout(resolve, 0));
+    done += step;
+  }
+}
+
+export default { register, loadModules, runPool, schema, modules };

@@ -5,9 +5,10 @@
 import { convexTest } from "convex-test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { unconfiguredLogLevel } from "../src/component/model/logging.js";
-import { loadModules, register } from "../src/test.js";
+import { loadModules, register, runPool } from "../src/test.js";
+import { probe } from "./app/probe.js";
 import schema from "./app/schema.js";
-import { appModules } from "./helpers.js";
+import { appModules, completions, enqueue, info, setup } from "./helpers.js";
 
 const backend = () => convexTest(schema, appModules);
 
@@ -54,5 +55,55 @@ describe("loadModules", () => {
     ];
     await loadModules(Object.fromEntries(paths.map((path) => [path, module(path)])));
     expect(imported.sort()).toEqual(["./_generated/api.ts", "./emails.ts", "./nested/jobs.ts"]);
+  });
+});
+
+describe("runPool", () => {
+  const retryingPool = {
+    poolOptions: {
+      retryActionsByDefault: true,
+      defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 1000, base: 2 },
+    },
+  };
+
+  it("runs the pool for exactly the time asked: a 1 s backoff measures about 1 s, and status is kept", async () => {
+    const t = setup();
+    const startedAt = Date.now();
+    const [id] = await enqueue(
+      t,
+      "action",
+      [{ key: "flaky", failTimes: 1, value: 1 }],
+      retryingPool,
+    );
+    await runPool(vi.advanceTimersByTimeAsync, 5_000);
+    expect(Date.now() - startedAt).toBe(5_000);
+    const [first, second] = probe.starts.get("flaky")!;
+    // the backoff is 1 s with ±50 % jitter, plus at most a segment or two of start lag
+    expect(second - first).toBeGreaterThanOrEqual(500);
+    expect(second - first).toBeLessThan(1_800);
+    expect(await completions(t)).toHaveLength(1);
+    expect(await info(t, id)).toMatchObject({ state: "finished", previousAttempts: 2 });
+  });
+
+  it("leaves a job mid-backoff when the time asked ends before its retry", async () => {
+    const t = setup();
+    const [id] = await enqueue(t, "action", [{ key: "slow", failTimes: 2 }], {
+      poolOptions: {
+        retryActionsByDefault: true,
+        defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 60_000, base: 2 },
+      },
+    });
+    await runPool(vi.advanceTimersByTimeAsync, 2_000, { stepMs: 20 });
+    expect(probe.attempts.get("slow")).toBe(1);
+    expect(await info(t, id)).toMatchObject({ state: "pending", previousAttempts: 1 });
+  });
+
+  it("rejects bad input, naming the argument", async () => {
+    const advance = vi.fn(async () => {});
+    await expect(runPool(advance, -1)).rejects.toThrow(/ms.*finite number ≥ 0/);
+    await expect(runPool(advance, Number.NaN)).rejects.toThrow(/ms.*finite number ≥ 0/);
+    await expect(runPool(advance, 100, { stepMs: 0 })).rejects.toThrow(/options\.stepMs/);
+    await expect(runPool("soon" as never, 100)).rejects.toThrow(/advanceTimersByTime.*function/);
+    expect(advance).not.toHaveBeenCalled();
   });
 });
