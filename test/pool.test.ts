@@ -3,7 +3,13 @@
  * clock: `setup()` fakes timers, `runFor` advances time in 10 ms steps so that the loop, the workers
  * and sleeping actions run as time passes.
  */
+import {
+  isNonRetryableError as peerIsNonRetryable,
+  NonRetryableError as PeerNonRetryableError,
+} from "@convex-dev/workpool";
 import { anyApi } from "convex/server";
+import { ConvexError } from "convex/values";
+import { isNonRetryableError, NonRetryableError } from "../src/client/index.js";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { segmentOf } from "../src/component/model/segments.js";
@@ -197,6 +203,43 @@ describe("retries", () => {
       kind: "failed",
       error: "job nr failed attempt 1",
     });
+  });
+});
+
+describe("NonRetryableError's wire form (shared with @convex-dev/workpool)", () => {
+  for (const form of ["peer", "wire"] as const) {
+    const thrown =
+      form === "peer"
+        ? "@convex-dev/workpool's NonRetryableError"
+        : "a hand-built ConvexError in the wire form";
+    it(`is not retried when the job throws ${thrown}`, async () => {
+      const t = setup();
+      const key = `nr-${form}`;
+      await enqueue(
+        t,
+        "action",
+        [{ key, failTimes: 9, nonRetryable: true, nonRetryableForm: form }],
+        {
+          options: { retry: true },
+        },
+      );
+      await runFor(t, 10_000, 50);
+      expect(probe.attempts.get(key)).toBe(1);
+      expect((await completions(t))[0].result).toEqual({
+        kind: "failed",
+        error: `job ${key} failed attempt 1`,
+      });
+    });
+  }
+
+  it("is recognised both ways by each package's isNonRetryableError", () => {
+    const ours = new NonRetryableError("ours");
+    const peers = new PeerNonRetryableError("peer's");
+    expect(peerIsNonRetryable(ours)).toBe(true);
+    expect(isNonRetryableError(peers)).toBe(true);
+    expect(ours.data).toEqual({ __convexWorkpoolNonRetryable: true, message: "ours" });
+    expect(isNonRetryableError(new ConvexError({ message: "plain" }))).toBe(false);
+    expect(isNonRetryableError(new Error("plain"))).toBe(false);
   });
 });
 

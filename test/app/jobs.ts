@@ -5,7 +5,8 @@ import {
   queryGeneric,
   internalMutationGeneric,
 } from "convex/server";
-import { v } from "convex/values";
+import { ConvexError, v } from "convex/values";
+import { NonRetryableError as PeerNonRetryableError } from "@convex-dev/workpool";
 import { NonRetryableError, SnoozeError } from "../../src/client/index.js";
 import { probe } from "./probe.js";
 
@@ -17,6 +18,11 @@ const vBehavior = {
   failTimes: v.optional(v.number()),
   /** Throw NonRetryableError instead of a plain error. */
   nonRetryable: v.optional(v.boolean()),
+  /** With `nonRetryable`: throw @convex-dev/workpool's NonRetryableError, or a ConvexError built
+   * by hand in its wire form, instead of ours. */
+  nonRetryableForm: v.optional(v.union(v.literal("peer"), v.literal("wire"))),
+  /** Pad a failure's message to this many bytes (an HTTP body in an error, say). */
+  errorBytes: v.optional(v.number()),
   /** The first `snoozeTimes` runs throw SnoozeError(snoozeMs) (before any failure is counted). */
   snoozeTimes: v.optional(v.number()),
   snoozeMs: v.optional(v.number()),
@@ -30,18 +36,27 @@ const vBehavior = {
 type Behavior = {
   failTimes?: number;
   nonRetryable?: boolean;
+  nonRetryableForm?: "peer" | "wire";
+  errorBytes?: number;
   snoozeTimes?: number;
   snoozeMs?: number;
 };
 
 /** Run `run` (1-based) snoozes, fails or goes on, as the behavior says. */
 function maybeFail(key: string, run: number, behavior: Behavior) {
-  const { failTimes, nonRetryable, snoozeTimes = 0, snoozeMs = 0 } = behavior;
+  const { failTimes, nonRetryable, nonRetryableForm, errorBytes } = behavior;
+  const { snoozeTimes = 0, snoozeMs = 0 } = behavior;
   if (run <= snoozeTimes) throw new SnoozeError(snoozeMs);
   const attempt = run - snoozeTimes;
   if (attempt <= (failTimes ?? 0)) {
-    const message = `job ${key} failed attempt ${attempt}`;
-    throw nonRetryable ? new NonRetryableError(message) : new Error(message);
+    const said = `job ${key} failed attempt ${attempt}`;
+    const message = said.padEnd(errorBytes ?? 0, ".");
+    if (!nonRetryable) throw new Error(message);
+    if (nonRetryableForm === "peer") throw new PeerNonRetryableError(message);
+    if (nonRetryableForm === "wire") {
+      throw new ConvexError({ __convexWorkpoolNonRetryable: true, message });
+    }
+    throw new NonRetryableError(message);
   }
 }
 

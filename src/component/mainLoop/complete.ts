@@ -18,7 +18,8 @@ import {
   type AttemptResult,
   type RunResult,
 } from "../model/validators.js";
-import { advanceCursor, tableFrom, type Pass } from "./pass.js";
+import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { capErrorMessage } from "../model/errors.js";
 import { isLarge, valueSizeBytes } from "../model/payloads.js";
 import { decideCompletion } from "../model/retry.js";
 import { segmentForRunAt } from "../model/segments.js";
@@ -34,6 +35,8 @@ export async function recordCompletion(
   { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
 ): Promise<void> {
   const segment = await claimSegment(ctx);
+  // Workers cut messages already; a report from elsewhere (an older worker) is cut here.
+  if (result.kind === "failed") result = { ...result, error: capErrorMessage(result.error) };
   if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
     await ctx.db.insert("pendingCompletion", {
@@ -61,13 +64,14 @@ export const complete = internalMutation({
 /** Loop stage: processes due completions. Returns true when a full batch was taken (more may wait). */
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
-  const rows = await ctx.db
-    .query("pendingCompletion")
-    .withIndex("by_segment", (q) =>
-      q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
-    )
-    .take(COMPLETION_BATCH);
-  const full = rows.length === COMPLETION_BATCH;
+  const { rows, full } = await takeWithinBudget(
+    ctx.db
+      .query("pendingCompletion")
+      .withIndex("by_segment", (q) =>
+        q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
+      ),
+    COMPLETION_BATCH,
+  );
   advanceCursor(pass, "completion", full ? rows[rows.length - 1].segment : pass.segment);
   for (const row of rows) {
     await ctx.db.delete("pendingCompletion", row._id);

@@ -11,6 +11,33 @@ import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
 import { readFrom } from "../model/segments.js";
+import { valueSizeBytes } from "../model/payloads.js";
+
+/** Bytes of rows one batch read of a pass may take (the row that crosses it included: it was
+ * read). A pass reads several batches; 2 MiB each keeps the whole pass far below Convex's 16 MiB
+ * per transaction, whatever sizes the rows reach within their own caps. */
+export const BATCH_READ_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Rows of `query`, in its order, until `maxRows` were taken or their bytes reached `maxBytes`.
+ * `full` is true when it stopped on either limit (more may wait). Every batch a pass reads goes
+ * through here or `.first()`: a count alone does not bound a read of rows whose size users control.
+ */
+export async function takeWithinBudget<T>(
+  query: AsyncIterable<T>,
+  maxRows: number,
+  maxBytes: number = BATCH_READ_BYTES,
+): Promise<{ rows: T[]; full: boolean }> {
+  const rows: T[] = [];
+  let bytes = 0;
+  if (maxRows <= 0) return { rows, full: true };
+  for await (const row of query) {
+    rows.push(row);
+    bytes += valueSizeBytes(row);
+    if (rows.length >= maxRows || bytes >= maxBytes) return { rows, full: true };
+  }
+  return { rows, full: false };
+}
 
 export type LoopState = Omit<Doc<"loopState">, "_id" | "_creationTime">;
 export type Cursors = NonNullable<LoopState["cursors"]>;

@@ -9,6 +9,7 @@
  * found whatever the number of live ones in front of it, from a floor below which no job runs (so
  * a cycle does not walk the index entries of every job that ever ran).
  */
+import { capErrorMessage } from "../model/errors.js";
 import type { Doc } from "../_generated/dataModel.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
@@ -65,7 +66,7 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
   if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
   switch (job.state.kind) {
     case "failed":
-      return { kind: "dead", why: `it failed: ${job.state.error}` };
+      return { kind: "dead", why: capErrorMessage(`it failed: ${job.state.error}`) };
     case "canceled":
       return { kind: "dead", why: "it was canceled" };
     case "success": {
@@ -112,7 +113,7 @@ export async function recover(pass: Pass): Promise<void> {
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
         await settleAttempt(pass, work, {
           kind: "failed",
-          error: `workpool: runner died (${verdict.why})`,
+          error: capErrorMessage(`workpool: runner died (${verdict.why})`),
         });
         break;
       case "reportLost": {

@@ -5,8 +5,20 @@
 import { ConvexError } from "convex/values";
 
 const INVALID_ARGUMENT = "workpool/InvalidArgument";
-const NON_RETRYABLE = "workpool/NonRetryable";
+/** The wire form of a non-retryable error, shared with @convex-dev/workpool (API-COMPAT.md): a
+ * ConvexError whose data is `{ __convexWorkpoolNonRetryable: true, message }`, so that each
+ * package recognises the other's. */
+const NON_RETRYABLE_MARKER = "__convexWorkpoolNonRetryable";
+/** What our NonRetryableError carried before it took the peer's wire form (0.1.x): still
+ * recognised, from code deployed before an upgrade. */
+const NON_RETRYABLE_BEFORE = "workpool/NonRetryable";
 const SNOOZE = "workpool/Snooze";
+
+/** The longest error message the pool stores, in UTF-8 bytes: the start of a longer one is kept,
+ * with a note of how much was cut. An HTTP body in an error is common; 8 KiB keeps the cause and
+ * keeps a batch of 50 failed reports (or a delivery row of 20 callbacks) far below Convex's 1 MiB
+ * document and 16 MiB read limits. */
+export const MAX_ERROR_MESSAGE_BYTES = 8 * 1024;
 
 export type InvalidArgumentData = {
   kind: typeof INVALID_ARGUMENT;
@@ -37,16 +49,16 @@ export function isInvalidArgumentError(error: unknown): error is ConvexError<Inv
   );
 }
 
+type NonRetryableErrorData = { [NON_RETRYABLE_MARKER]: true; message: string };
+
 /**
  * Throw this from an action run by the pool to fail the attempt without any retry: onComplete gets
- * `{ kind: "failed", error: message }`.
+ * `{ kind: "failed", error: message }`. Its wire form is @convex-dev/workpool's, so either package's
+ * `isNonRetryableError` recognises the other's.
  */
-export class NonRetryableError extends ConvexError<{
-  kind: typeof NON_RETRYABLE;
-  message: string;
-}> {
+export class NonRetryableError extends ConvexError<NonRetryableErrorData> {
   constructor(message: string) {
-    super({ kind: NON_RETRYABLE, message });
+    super({ [NON_RETRYABLE_MARKER]: true, message });
     this.name = "NonRetryableError";
     this.message = message;
   }
@@ -82,20 +94,53 @@ export function snoozeDelayMs(error: unknown): number | undefined {
   return kind === SNOOZE && typeof delayMs === "number" ? delayMs : undefined;
 }
 
-/** True for a `NonRetryableError`, including one that crossed a function boundary as ConvexError. */
-export function isNonRetryableError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+/** The message of a non-retryable error in any of the forms the pool recognises, else undefined:
+ * the wire form (ours or the peer's NonRetryableError, or a ConvexError built by hand, also after it
+ * crossed a function boundary) and our form before 0.2.0. */
+function nonRetryableMessage(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
   const data = (error as { data?: unknown }).data;
-  return (
-    typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === NON_RETRYABLE
-  );
+  if (typeof data !== "object" || data === null) return undefined;
+  const fields = data as Record<string, unknown>;
+  if (fields[NON_RETRYABLE_MARKER] !== true && fields.kind !== NON_RETRYABLE_BEFORE)
+    return undefined;
+  return typeof fields.message === "string" ? fields.message : error.message;
 }
 
-/** The message to report for a failed attempt. */
+/** True for a `NonRetryableError` (ours or @convex-dev/workpool's), including one that crossed a
+ * function boundary as a ConvexError, and for any ConvexError in its wire form. */
+export function isNonRetryableError(error: unknown): boolean {
+  return nonRetryableMessage(error) !== undefined;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * `message` cut to MAX_ERROR_MESSAGE_BYTES of UTF-8, note included: the start is kept (on a
+ * character boundary) and the note says how many bytes were cut. Shorter messages are unchanged.
+ */
+export function capErrorMessage(message: string): string {
+  const bytes = encoder.encode(message);
+  if (bytes.length <= MAX_ERROR_MESSAGE_BYTES) return message;
+  const note = (cut: number) => ` … [workpool: ${cut} of ${bytes.length} bytes cut]`;
+  // The note's length depends on the number it shows; the longest it can be bounds the cut.
+  let keep = MAX_ERROR_MESSAGE_BYTES - encoder.encode(note(bytes.length)).length;
+  // Back up to the start of a character: UTF-8 continuation bytes are 10xxxxxx.
+  while (keep > 0 && (bytes[keep] & 0xc0) === 0x80) keep--;
+  const start = new TextDecoder().decode(bytes.subarray(0, keep));
+  return start + note(bytes.length - keep);
+}
+
+/** The message to store for a failed attempt, cut to MAX_ERROR_MESSAGE_BYTES. */
 export function errorMessage(error: unknown): string {
-  if (isNonRetryableError(error)) {
-    return (error as { data: { message: string } }).data.message;
+  let message = nonRetryableMessage(error);
+  if (message === undefined && error instanceof Error) message = error.message;
+  if (message === undefined) {
+    try {
+      message = String(error);
+    } catch {
+      message = `a thrown ${typeof error} that has no message`;
+    }
   }
-  if (error instanceof Error) return error.message;
-  return String(error);
+  return capErrorMessage(typeof message === "string" ? message : String(message));
 }

@@ -15,16 +15,21 @@ import { internal } from "../_generated/api.js";
 import type { Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { readConfig } from "../config.js";
-import { errorMessage } from "../model/errors.js";
+import { capErrorMessage, errorMessage } from "../model/errors.js";
+import { valueSizeBytes } from "../model/payloads.js";
 import { createLogger, type Logger } from "../model/logging.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import { countSwept } from "../mainLoop/sweep.js";
 import { keptForRetry, vResult, type RunResult } from "../model/validators.js";
-import type { Pass } from "../mainLoop/pass.js";
+import { takeWithinBudget, type Pass } from "../mainLoop/pass.js";
 
 /** Callbacks one delivery transaction takes at most: enough that a busy pass costs one extra call,
  * few enough that ordinary handlers stay far inside the 1 s mutation budget together. */
 export const DELIVERY_BATCH = 20;
+/** Bytes of callbacks one delivery row holds at most (a row with one bigger callback holds only
+ * it). Inline contexts, return values and error messages are each capped at a few KiB, so 256 KiB
+ * keeps a row of DELIVERY_BATCH callbacks far below Convex's 1 MiB document limit. */
+export const DELIVERY_ROW_BYTES = 256 * 1024;
 /** A batch stops taking handlers once any metric passed this fraction of its limit; the rest go
  * on in a fresh transaction (half keeps room for one more heavy handler to finish its work). */
 export const DELIVERY_BATCH_FRACTION = 0.5;
@@ -70,11 +75,23 @@ export function needsDelivery(item: DeliveryItem): boolean {
  * each. Large jobs go alone (their payloads may be a megabyte each). */
 export async function scheduleDeliveries(pass: Pass, items: DeliveryItem[]): Promise<void> {
   if (items.length === 0) return;
-  const small = items.filter((item) => item.cleanup === undefined);
   const rows: DeliveryItem[][] = items.filter((item) => item.cleanup).map((item) => [item]);
-  for (let i = 0; i < small.length; i += DELIVERY_BATCH) {
-    rows.push(small.slice(i, i + DELIVERY_BATCH));
+  let row: DeliveryItem[] = [];
+  let rowBytes = 0;
+  for (const item of items.filter((item) => item.cleanup === undefined)) {
+    const bytes = valueSizeBytes(item);
+    if (
+      row.length === DELIVERY_BATCH ||
+      (row.length > 0 && rowBytes + bytes > DELIVERY_ROW_BYTES)
+    ) {
+      rows.push(row);
+      row = [];
+      rowBytes = 0;
+    }
+    row.push(item);
+    rowBytes += bytes;
   }
+  if (row.length > 0) rows.push(row);
   for (const [i, rowItems] of rows.entries()) {
     await insertDelivery(
       pass.ctx,
@@ -247,12 +264,14 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
   const { ctx, state } = pass;
   if (state.deliveryCheckAt === undefined || pass.now < state.deliveryCheckAt) return;
   const cutoff = pass.now - DELIVERY_CHECK_MS;
-  const rows = await ctx.db
-    .query("deliveries")
-    .withIndex("by_creation_time", (q) =>
-      q.gte("_creationTime", state.deliveryCursor ?? 0).lt("_creationTime", cutoff),
-    )
-    .take(DELIVERY_CHECK_BATCH);
+  const { rows, full: fullPage } = await takeWithinBudget(
+    ctx.db
+      .query("deliveries")
+      .withIndex("by_creation_time", (q) =>
+        q.gte("_creationTime", state.deliveryCursor ?? 0).lt("_creationTime", cutoff),
+      ),
+    DELIVERY_CHECK_BATCH,
+  );
   const failures: Array<{ workId: Id<"work">; error: string }> = [];
   let oldestWaiting: number | undefined;
   for (const row of rows) {
@@ -262,7 +281,7 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       continue;
     }
     await ctx.db.delete("deliveries", row._id);
-    const why = job === null ? "its deliverer vanished" : deliveryError(job.state);
+    const why = capErrorMessage(job === null ? "its deliverer vanished" : deliveryError(job.state));
     if (!row.solo) {
       pass.log.warn("deliveryIsolated", { token: row.token, items: row.items.length, why });
       for (const [i, item] of row.items.entries()) {
@@ -280,7 +299,6 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
     }
   }
   await recordDeliveryFailures(ctx, failures);
-  const fullPage = rows.length === DELIVERY_CHECK_BATCH;
   // Rows below the cursor are gone (or were just split into newer rows): later checks start there.
   const cursor = oldestWaiting ?? (fullPage ? rows[rows.length - 1]._creationTime : cutoff);
   state.deliveryCursor = cursor;
