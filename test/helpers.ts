@@ -246,13 +246,15 @@ export function renameSchedules(rename: (name: string) => string): string[] {
   return renamed;
 }
 
-/** Makes the next `times` schedules of a function whose name contains `name` throw, so the
- * transaction that asked for them rolls back (e.g. a loop pass that starts a worker). */
-export function failSchedules(name: string, times: number): { count: number } {
+/** Makes the next `times` schedules of a function whose name contains `name` throw (after letting
+ * the first `after` through), so the transaction that asked for them rolls back (e.g. a loop pass
+ * that starts a worker). */
+export function failSchedules(name: string, times: number, after = 0): { count: number } {
   const failed = { count: 0 };
+  let seen = 0;
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (op === "1.0/schedule" && failed.count < times) {
-      if (scheduledName(JSON.parse(jsonArgs)).includes(name)) {
+      if (scheduledName(JSON.parse(jsonArgs)).includes(name) && ++seen > after) {
         failed.count++;
         throw new Error(`injected: failure to schedule ${name}`);
       }

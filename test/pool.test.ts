@@ -13,6 +13,8 @@ import { isNonRetryableError, NonRetryableError } from "../src/client/index.js";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { segmentOf } from "../src/component/model/segments.js";
+import { START_BATCH } from "../src/component/mainLoop/start.js";
+import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
 import {
   completions,
   delaySchedules,
@@ -603,6 +605,26 @@ describe("watchdog", () => {
     const stalls = vi
       .mocked(console.error)
       .mock.calls.filter(([line]) => String(line).includes("loopStalled"));
+    expect(stalls).toHaveLength(1);
+  });
+
+  it("restarts a loop that dies while running hot on enqueued work alone", async () => {
+    const t = setup();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    // 250 jobs from one enqueue: the woken pass starts a full batch (100) and runs hot. The chain's
+    // next pass throws while starting the next batch; no cancel, no later enqueue, and the
+    // completions that follow find the loop "running", so none of them wakes it.
+    const failed = failSchedules("worker", 1, START_BATCH);
+    const argsList = keys(250).map((key) => ({ key, ms: 2_000 }));
+    await enqueue(t, "action", argsList, { poolOptions: { maxParallelism: 1000 } });
+    await runFor(t, 5_000, 100);
+    expect(failed.count).toBe(1);
+    expect(await completions(t)).toEqual([]);
+    await runFor(t, 2 * WATCHDOG_INTERVAL_MS, 1000);
+    const done = await completions(t);
+    expect(done).toHaveLength(250);
+    expect(new Set(done.map((c) => c.workId)).size).toBe(250);
+    const stalls = error.mock.calls.filter(([line]) => String(line).includes("loopStalled"));
     expect(stalls).toHaveLength(1);
   });
 

@@ -23,6 +23,7 @@ import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
 import { startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
+import { armWatchdog } from "./watchdog.js";
 
 /** When the loop runs next. */
 type Wake =
@@ -211,12 +212,20 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
   const { ctx } = pass;
   const generation = pass.state.generation;
   const status = await ctx.db.query("runStatus").first();
+  // A loop that is not idle is watched, however it was woken: a chain pass that throws rolls
+  // back the scheduling of the next one, and callers that find the loop "running" wake nobody.
+  // The loop arms the watchdog on the write that leaves idle (or on its first write after a row
+  // from before it did so); the check disarms it when it finds the loop idle.
   const write = async (next: {
     state: NonNullable<typeof status>["state"];
     generation: number;
   }) => {
-    if (status) await ctx.db.patch("runStatus", status._id, next);
-    else await ctx.db.insert("runStatus", next);
+    const watch =
+      next.state.kind !== "idle" && !status?.watchdogArmed
+        ? { watchdogArmed: await armWatchdog(ctx, generation) }
+        : {};
+    if (status) await ctx.db.patch("runStatus", status._id, { ...next, ...watch });
+    else await ctx.db.insert("runStatus", { ...next, ...watch });
   };
   switch (wake.kind) {
     case "now":
@@ -228,7 +237,7 @@ async function scheduleNext(pass: Pass, wake: Wake): Promise<void> {
       pass.state.nextPassId = scheduledId;
       if (wake.kind === "now" || wake.segment === pass.segment + 1) {
         // Running hot: callers only ever append into the next segment, which the loop will read.
-        if (status?.state.kind !== "running")
+        if (status?.state.kind !== "running" || !status.watchdogArmed)
           await write({ state: { kind: "running" }, generation });
       } else {
         await write({
