@@ -4,10 +4,16 @@
  * Convex's limits (16 MiB read per transaction, 1 MiB per document). Driven end to end through the
  * test app's client calls on a virtual clock (helpers.ts), with convex-test's transaction limits on.
  */
+import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import { capErrorMessage, MAX_ERROR_MESSAGE_BYTES } from "../src/component/model/errors.js";
 import { valueSizeBytes } from "../src/component/model/payloads.js";
-import { completions, enqueue, info, runUntil, setup } from "./helpers.js";
+import { completions, enqueue, info, runFor, runUntil, setup } from "./helpers.js";
+
+/** The virtual clock's start (virtualClock.ts): where `runAfter` counts from. */
+const START = new Date("2026-01-01T00:00:00Z").getTime();
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 
@@ -55,5 +61,68 @@ describe("error messages", () => {
     expect(valueSizeBytes(kept)).toBeLessThan(2 * MAX_ERROR_MESSAGE_BYTES);
     const [later] = await enqueue(t, "action", [{ key: "later", value: 1 }]);
     await runUntil(t, async () => (await completions(t)).some((c) => c.workId === later));
+  });
+});
+
+describe("scheduled functions per transaction", () => {
+  /** Counts the functions scheduled while `run` runs (convex-test runs one transaction at a time). */
+  async function schedulesDuring(run: () => Promise<unknown>): Promise<number> {
+    let count = 0;
+    const convex = (globalThis as any).Convex;
+    const real = Object.getOwnPropertyDescriptor(convex, "asyncSyscall")!.get!;
+    const spy = vi.spyOn(convex, "asyncSyscall", "get").mockImplementation(() => {
+      const asyncSyscall = real.call(convex);
+      return async (op: string, args: string) => {
+        if (op === "1.0/schedule") count++;
+        return await asyncSyscall(op, args);
+      };
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return count;
+  }
+
+  const reminders = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `r${i}` }));
+
+  it("one mutation enqueueing 1,200 jobs due a second apart schedules at most 100 functions", async () => {
+    const t = setup();
+    let ids: string[] = [];
+    const scheduled = await schedulesDuring(async () => {
+      ids = await t.mutation(anyApi.pool.enqueue, {
+        kind: "mutation",
+        argsList: reminders(1_200),
+        spreadMs: 1_000,
+      });
+    });
+    expect(ids).toHaveLength(1_200);
+    expect(scheduled).toBeLessThanOrEqual(100);
+    // The first reminders start on time: never early, at most two segments late.
+    await runFor(t, 20_500, 100);
+    for (let i = 0; i <= 20; i++) {
+      const [started] = probe.starts.get(`r${i}`)!;
+      expect(started - START).toBeGreaterThanOrEqual(i * 1_000);
+      expect(started - START).toBeLessThanOrEqual(i * 1_000 + 2 * SEGMENT_MS);
+    }
+    expect(probe.starts.has("r21")).toBe(false);
+  });
+
+  it("jobs due 50 ms apart over 15 s start in due order, each on time, each reported once", async () => {
+    const t = setup();
+    await t.mutation(anyApi.pool.enqueue, {
+      kind: "mutation",
+      argsList: reminders(300),
+      spreadMs: 50,
+      onComplete: "onComplete",
+    });
+    await runFor(t, 15_500, 50);
+    expect(await completions(t)).toHaveLength(300);
+    const starts = Array.from({ length: 300 }, (_, i) => probe.starts.get(`r${i}`)![0] - START);
+    starts.forEach((at, i) => {
+      expect(at).toBeGreaterThanOrEqual(i * 50);
+      expect(at).toBeLessThanOrEqual(i * 50 + 2 * SEGMENT_MS);
+    });
   });
 });

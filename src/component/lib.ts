@@ -22,7 +22,7 @@ import {
 } from "./api/enqueue.js";
 import { invalidArgument } from "./model/errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./api/jobStatus.js";
-import { claimSegment, enqueueSegment, wakeFor, type Target } from "./api/kick.js";
+import { claimSegment, targetFor, type Target } from "./api/kick.js";
 import {
   vConfigUpdate,
   vLogLevel,
@@ -73,8 +73,7 @@ export const enqueue = mutation({
  * (kick.ts): never one the loop is reading, and never a read of what the loop writes. `wake` is
  * the pass this enqueue scheduled, to record on the row it writes, if it was the segment's first. */
 async function wakeSegment(ctx: MutationCtx, now: number, runAt: number): Promise<Target> {
-  const segment = enqueueSegment(now, dueSegment(runAt));
-  return { segment, wake: await wakeFor(ctx, segment) };
+  return await targetFor(ctx, now, dueSegment(runAt));
 }
 
 /** Writes one checked job into its segment (`wakeSegment`), and counts it. */
@@ -119,13 +118,11 @@ export const enqueueBatch = mutation({
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
     const ids: Id<"work">[] = [];
-    const woken = new Set<number>();
+    // The segment's first job of the batch carries the wake-up, if this call scheduled it.
+    const known = new Set<number>();
     for (let i = 0; i < items.length; i++) {
-      const segment = enqueueSegment(now, dueSegment(checked[i].runAt));
-      // The segment's first job of the batch carries the wake-up, if this call scheduled it.
-      const wake = woken.has(segment) ? undefined : await wakeFor(ctx, segment);
-      woken.add(segment);
-      ids.push(await insertJob(ctx, items[i], checked[i], now, { segment, wake }));
+      const target = await targetFor(ctx, now, dueSegment(checked[i].runAt), known);
+      ids.push(await insertJob(ctx, items[i], checked[i], now, target));
     }
     await countEnqueues(ctx, items, countShard);
     return ids;

@@ -120,12 +120,18 @@ export default defineSchema({
      * `by_wake` and schedule nothing; the watchdog's `checkWakes` restarts that pass if it failed.
      * Leaves with the row (the loop deletes it once a pass has read its segment). */
     wake: v.optional(v.object({ segment: v.number(), scheduledId: v.id("_scheduled_functions") })),
+    /** True for a row an enqueue filed before its due segment (a job due more than a second out,
+     * kick.ts `targetFor`): the loop moves it to its due segment before it starts anything
+     * (mainLoop/refile.ts). */
+    early: v.optional(v.literal(true)),
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])
     // The loop's own rows by segment: where it looks for the next one it must wake for, without
     // reading the segments enqueues are writing into.
     .index("by_fromLoop", ["fromLoop", "segment"])
+    // Rows filed early, by segment: the loop moves the ones in segments it has reached.
+    .index("by_early", ["early", "segment"])
     // What the start stage reads: one level at a time, each from its own cursor.
     .index("by_priority", ["priority", "segment", "runAt"])
     // The wake-ups enqueues scheduled, by segment: read only by enqueues (each for the one segment
@@ -408,6 +414,8 @@ export default defineSchema({
         /** The start cursors of the "high" and "low" levels (`start` is the "normal" one's). */
         startHigh: v.optional(v.number()),
         startLow: v.optional(v.number()),
+        /** The cursor of the rows filed early (`by_early`). */
+        early: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so

@@ -37,10 +37,20 @@ export const enqueue = mutationGeneric({
     poolOptions: v.optional(v.any()),
     options: v.optional(v.any()),
     onComplete: v.optional(v.string()),
+    /** Job i is due `i * spreadMs` after now (its `runAfter`), one at a time (not with `batch`). */
+    spreadMs: v.optional(v.number()),
   },
-  handler: async (ctx, { kind, argsList, batch, poolOptions, options, onComplete }) => {
+  handler: async (ctx, { kind, argsList, batch, poolOptions, options, onComplete, spreadMs }) => {
     const p = pool(poolOptions);
     const opts = { ...options, onComplete: onCompleteRef(onComplete) };
+    if (spreadMs !== undefined) {
+      const ids: WorkId[] = [];
+      for (const [i, args] of argsList.entries()) {
+        const each = { ...opts, runAfter: i * spreadMs };
+        ids.push(await p.enqueueMutation(ctx, jobRef("mutation"), args, each));
+      }
+      return ids;
+    }
     if (batch) {
       if (kind === "action") return await p.enqueueActionBatch(ctx, jobRef(kind), argsList, opts);
       if (kind === "mutation")

@@ -27,6 +27,7 @@ import type * as mainLoop_main from "../mainLoop/main.js";
 import type * as mainLoop_pass from "../mainLoop/pass.js";
 import type * as mainLoop_rateLimit from "../mainLoop/rateLimit.js";
 import type * as mainLoop_recovery from "../mainLoop/recovery.js";
+import type * as mainLoop_refile from "../mainLoop/refile.js";
 import type * as mainLoop_start from "../mainLoop/start.js";
 import type * as mainLoop_stats from "../mainLoop/stats.js";
 import type * as mainLoop_sweep from "../mainLoop/sweep.js";
@@ -71,6 +72,7 @@ const fullApi: ApiFromModules<{
   "mainLoop/pass": typeof mainLoop_pass;
   "mainLoop/rateLimit": typeof mainLoop_rateLimit;
   "mainLoop/recovery": typeof mainLoop_recovery;
+  "mainLoop/refile": typeof mainLoop_refile;
   "mainLoop/start": typeof mainLoop_start;
   "mainLoop/stats": typeof mainLoop_stats;
   "mainLoop/sweep": typeof mainLoop_sweep;

@@ -94,7 +94,8 @@ export async function replaceJob(
   if (start !== null && target !== undefined) {
     await ctx.db.patch("pendingStart", start._id, {
       runAt: dueAt,
-      segment: Math.max(target.segment, dueSegment(runAt)),
+      segment: target.early ? target.segment : Math.max(target.segment, dueSegment(runAt)),
+      early: target.early,
       ...(start.wake === undefined && target.wake !== undefined ? { wake: target.wake } : {}),
     });
   }

@@ -114,7 +114,7 @@ export async function insertJob(
   item: EnqueueItem,
   { runAt, sizeBytes }: CheckedItem,
   now: number,
-  { segment, wake }: Target,
+  { segment, wake, early }: Target,
 ): Promise<Id<"work">> {
   const large = isLarge(sizeBytes);
   const payloadId = large
@@ -144,10 +144,11 @@ export async function insertJob(
   await ctx.db.insert("pendingStart", {
     workId,
     runAt: Math.max(runAt, now),
-    segment: Math.max(segment, dueSegment(runAt)),
+    segment: early ? segment : Math.max(segment, dueSegment(runAt)),
     key: item.key,
     priority: storedPriority(item.priority),
     wake,
+    early,
   });
   return workId;
 }

@@ -1,7 +1,7 @@
 /**
  * Waking the loop, and choosing the segment a caller writes into.
  *
- * The enqueue path (`enqueueSegment` + `wakeFor`) never reads what the loop writes: it writes into
+ * The enqueue path (`targetFor` + `wakeFor`) never reads what the loop writes: it writes into
  * the next segment (or the segment its job is due in), which no pass is reading yet, and makes sure
  * one `main` is scheduled for that segment's start: the first enqueue into a segment schedules it
  * and records it on its own `pendingStart` row (`wake`), which later enqueues into the segment find
@@ -28,7 +28,17 @@ import type { MutationCtx } from "../_generated/server.js";
 import { segmentOf, segmentStart } from "../model/segments.js";
 import { armWakeWatch, armWatchdog } from "../mainLoop/watchdog.js";
 
-/** The segment an enqueue writes a job into: the next one, or the one it is due in if later. */
+/** How far past the next segment a job may be due and still be filed in its own segment, with a
+ * pass of its own scheduled there. A job due later is filed "early" into the next segment unless
+ * its own segment already has a pass: the loop moves it to its due segment and wakes itself there
+ * (mainLoop/refile.ts). So the passes one transaction schedules are bounded by this number (plus
+ * one), not by how many distinct due times it enqueues: 1,500 reminders a second apart in one
+ * mutation schedule a dozen passes, far inside Convex's 1,000 per transaction. 10 segments (1 s)
+ * keeps jobs due within a second as cheap as before (no refile). */
+export const OWN_WAKE_SEGMENTS = 10;
+
+/** The segment an enqueue writes a job into when it is filed in its own: the next one, or the one
+ * it is due in if later. */
 export function enqueueSegment(now: number, dueSegment: number): number {
   return Math.max(segmentOf(now) + 1, dueSegment);
 }
@@ -36,9 +46,47 @@ export function enqueueSegment(now: number, dueSegment: number): number {
 /** A pass an enqueue scheduled for a segment's start, recorded on the row it writes there. */
 export type Wake = Doc<"pendingStart">["wake"];
 
-/** Where an enqueue writes a job's start row: its segment, and the wake-up to record on the row
- * (when this enqueue scheduled the segment's pass). */
-export type Target = { segment: number; wake: Wake };
+/** Where an enqueue writes a job's start row: its segment, the wake-up to record on the row (when
+ * this enqueue scheduled the segment's pass), and whether the row is filed early (before its due
+ * segment, for the loop to move). */
+export type Target = { segment: number; wake: Wake; early?: true };
+
+/**
+ * Where an enqueue files a job due at `runAt`, making sure of a pass there (`wakeFor`). `known`
+ * holds the segments this call already made sure of (an enqueueBatch passes one set for all its
+ * jobs), so that only the first job into a segment looks.
+ */
+export async function targetFor(
+  ctx: MutationCtx,
+  now: number,
+  dueSegment: number,
+  known: Set<number> = new Set(),
+): Promise<Target> {
+  const next = segmentOf(now) + 1;
+  const own = enqueueSegment(now, dueSegment);
+  const ensure = async (segment: number): Promise<Wake> => {
+    if (known.has(segment)) return undefined;
+    known.add(segment);
+    return await wakeFor(ctx, segment);
+  };
+  if (own - next <= OWN_WAKE_SEGMENTS || known.has(own)) {
+    return { segment: own, wake: await ensure(own) };
+  }
+  if (await wakeRecorded(ctx, own)) {
+    known.add(own);
+    return { segment: own, wake: undefined };
+  }
+  return { segment: next, wake: await ensure(next), early: true };
+}
+
+/** True when a row of `segment` records the pass an enqueue scheduled there. */
+async function wakeRecorded(ctx: MutationCtx, segment: number): Promise<boolean> {
+  const row = await ctx.db
+    .query("pendingStart")
+    .withIndex("by_wake", (q) => q.eq("wake.segment", segment))
+    .first();
+  return row !== null;
+}
 
 /**
  * Makes sure a pass runs at the start of `segment`, where an enqueue is about to write. Returns the
@@ -47,11 +95,7 @@ export type Target = { segment: number; wake: Wake };
  * after this transaction commits, so it reads what it wrote.
  */
 export async function wakeFor(ctx: MutationCtx, segment: number): Promise<Wake> {
-  const existing = await ctx.db
-    .query("pendingStart")
-    .withIndex("by_wake", (q) => q.eq("wake.segment", segment))
-    .first();
-  if (existing !== null) return undefined;
+  if (await wakeRecorded(ctx, segment)) return undefined;
   const scheduledId = await ctx.scheduler.runAt(
     segmentStart(segment),
     internal.mainLoop.main.main,

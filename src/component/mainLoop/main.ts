@@ -1,6 +1,7 @@
 /**
  * The main loop: one self-rescheduling `main` mutation, fenced by a generation counter. Each pass
- * drains due completions, cancelations, runs recovery when due, starts work up to maxParallelism,
+ * drains due completions, cancelations, runs recovery when due, moves rows filed early to their due
+ * segments, starts work up to maxParallelism,
  * schedules the sweeper, then schedules itself for the next segment with work — or goes idle.
  * A `main` whose generation is not the current one is stale and returns at once. Never runs user code
  * (onComplete handlers run in delivery transactions of their own, deliver.ts) and never reads
@@ -20,6 +21,7 @@ import type { LoopState, Pass } from "./pass.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
+import { refileEarlyStarts } from "./refile.js";
 import { startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
@@ -84,7 +86,9 @@ export const main = internalMutation({
     const moreCompletions = await processCompletions(pass);
     const moreCancelations = await processCancelations(pass);
     if (recoveryDue(pass)) await recover(pass);
-    const starts = await startWork(pass);
+    // Rows filed early are moved before anything starts; while more wait, nothing starts yet.
+    const moreEarly = await refileEarlyStarts(pass);
+    const starts = moreEarly ? { more: true, heldByRate: false } : await startWork(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);
     await checkDeliveries(pass);
