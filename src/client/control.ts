@@ -1,0 +1,158 @@
+/**
+ * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
+ * and options, checked once in the constructor, and the methods that act on jobs already enqueued
+ * or on the pool as a whole (cancel, retry, cancelAll, pause, resume, setKeyParallelism) and that
+ * read them (status, statusBatch, keyStatus, info, list, stats). Each method is one call of the
+ * component's public functions: it never builds an enqueue request (workpool.ts and enqueue.ts do;
+ * `retry` asks the component to copy a finished job), never touches the component's tables and
+ * holds no state besides its options. Apps use it only through `Workpool`; it is not exported from
+ * the package's entry point.
+ */
+import type { PaginationResult } from "convex/server";
+import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
+import type {
+  ActionCtx,
+  AnyCtx,
+  KeyStatus,
+  ListArgs,
+  ListedWorkInfo,
+  MutationCtx,
+  Stats,
+  Status,
+  WorkId,
+  WorkInfo,
+  WorkpoolComponent,
+} from "./types.js";
+
+/** A pool's control and inspection methods: everything `Workpool` does but enqueue. */
+export class WorkpoolControl {
+  /**
+   * @param component `components.<name>` from your app's `_generated/api`.
+   * @param options the pool's options; bad values throw here, naming the option.
+   */
+  constructor(
+    public component: WorkpoolComponent,
+    public options: WorkpoolOptions = {},
+  ) {
+    validateWorkpoolOptions(options);
+  }
+
+  /**
+   * Cancels a job: pending work never starts and is not retried; running work is not interrupted
+   * (it is not retried, and onComplete gets its outcome, or "canceled" where it would have retried).
+   * An unknown id is ignored; a malformed one throws.
+   */
+  async cancel(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<void> {
+    await ctx.runMutation(this.component.lib.cancel, { id, config: this.config() });
+  }
+
+  /**
+   * Runs a job that failed or was canceled again, while its status is retained: a new job, due now,
+   * with the same function, args and options (name, key, priority, retry, onComplete, context).
+   * Returns the new job's id; the old job keeps its one onComplete. An unknown, unfinished or
+   * succeeded job is rejected (an InvalidArgument error naming `id`).
+   */
+  async retry(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<WorkId> {
+    return (await ctx.runMutation(this.component.lib.retry, {
+      id,
+      config: this.config(),
+    })) as WorkId;
+  }
+
+  /** Cancels every unfinished job (with `key`: every unfinished job of that key, and no others),
+   * `limit` per transaction (default 500). */
+  async cancelAll(
+    ctx: MutationCtx | ActionCtx,
+    options?: { limit?: number; key?: string },
+  ): Promise<void> {
+    await ctx.runMutation(this.component.lib.cancelAll, {
+      limit: options?.limit,
+      key: options?.key,
+      config: this.config(),
+    });
+  }
+
+  /** Sets one key's parallelism (whole number ≥ 1); `null` returns it to the pool's
+   * `keyParallelism`. Lowering it lets running jobs finish and starts none of the key's jobs until
+   * it has room. */
+  async setKeyParallelism(
+    ctx: MutationCtx | ActionCtx,
+    key: string,
+    parallelism: number | null,
+  ): Promise<void> {
+    await ctx.runMutation(this.component.keys.setKeyParallelism, { key, parallelism });
+  }
+
+  /** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`
+   * (finished counts while the jobs' status is retained). Reactive; its cost does not grow with
+   * the key's backlog. */
+  async keyStatus(ctx: AnyCtx, key: string): Promise<KeyStatus> {
+    return await ctx.runQuery(this.component.keys.keyStatus, { key });
+  }
+
+  /** Pauses the pool (or, with `key`, one key): no attempt starts, retries included, until
+   * `resume`. Stored in the component: it lasts across deploys, whatever options clients pass. */
+  async pause(ctx: MutationCtx | ActionCtx, options?: { key?: string }): Promise<void> {
+    await ctx.runMutation(this.component.keys.pause, { key: options?.key });
+  }
+
+  /** Ends a pause of the pool (or, with `key`, of one key). */
+  async resume(ctx: MutationCtx | ActionCtx, options?: { key?: string }): Promise<void> {
+    await ctx.runMutation(this.component.keys.resume, { key: options?.key });
+  }
+
+  /**
+   * A job's status: `{ state: "pending" | "running", previousAttempts }` or `{ state: "finished" }`
+   * (also once its status is no longer retained). For its result and timings, see `info`.
+   */
+  async status(ctx: AnyCtx, id: WorkId): Promise<Status> {
+    return await ctx.runQuery(this.component.lib.status, { id });
+  }
+
+  /** The statuses of many jobs (at most 1,000 ids), in the order of `ids`. */
+  async statusBatch(ctx: AnyCtx, ids: WorkId[]): Promise<Status[]> {
+    return await ctx.runQuery(this.component.lib.statusBatch, { ids });
+  }
+
+  /**
+   * Everything the pool knows about a job: name, function type, state, attempts, when it was
+   * enqueued, started and finished, and (once finished) the `RunResult` onComplete got. `null` once
+   * the job's status is no longer retained (after `statusTtl`); a malformed id throws.
+   */
+  async info(ctx: AnyCtx, id: WorkId): Promise<WorkInfo | null> {
+    return (await ctx.runQuery(this.component.lib.info, { id })) as WorkInfo | null;
+  }
+
+  /**
+   * A page of jobs, for an admin page (`usePaginatedQuery`): `state` filters by state, `outcome`
+   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key. Pending
+   * jobs come by due time and running ones by start time (oldest first), finished ones newest
+   * first; with neither state nor outcome, newest enqueued first. Each job is as `info` shows it,
+   * without a success's return value. At most 1,000 jobs a page.
+   */
+  async list(ctx: AnyCtx, args: ListArgs): Promise<PaginationResult<ListedWorkInfo>> {
+    return (await ctx.runQuery(
+      this.component.inspect.list,
+      args,
+    )) as PaginationResult<ListedWorkInfo>;
+  }
+
+  /**
+   * The pool's health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
+   * { started, succeeded, failed, canceled, retried } }`. Exact, and it costs the same few reads
+   * at any backlog. `lastMinute` counts the current second and the 59 before it.
+   */
+  async stats(ctx: AnyCtx): Promise<Stats> {
+    return await ctx.runQuery(this.component.inspect.stats, {});
+  }
+
+  /** The options this pool writes to the component's config with each enqueue and cancel. */
+  protected config(): PoolConfig {
+    return {
+      maxParallelism: this.options.maxParallelism,
+      keyParallelism: this.options.keyParallelism,
+      rateLimit: this.options.rateLimit,
+      logLevel: this.options.logLevel,
+    };
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Enqueueing: the standalone `enqueue` / `enqueueBatch` (what the `Workpool` class's enqueue methods
+ * call) and the one implementation under both, which checks every option and job before writing
+ * anything, turns function references into handles, builds the component's enqueue requests and
+ * splits a big batch into calls that each fit a transaction (by count and bytes, src/client/
+ * batches.ts). It writes only through the component's public `lib.enqueue` / `lib.enqueueBatch`,
+ * never touches the component's tables, and never chooses a retry behavior: it passes on the
+ * `retryBehavior` it is given (for actions only), which a `Workpool` picks from its options first.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- one implementation serves every Context and
+   ReturnValue of the typed entry points, so it takes `StandaloneEnqueueOptions<any, any>`. */
+import {
+  createFunctionHandle,
+  getFunctionName,
+  type DefaultFunctionArgs,
+  type FunctionReference,
+  type FunctionType,
+  type FunctionVisibility,
+} from "convex/server";
+import {
+  ENQUEUE_COUNT_SHARDS,
+  validateEnqueueItem,
+  type EnqueueItem,
+} from "../component/api/enqueue.js";
+import { invalidArgument } from "../component/model/errors.js";
+import { chunkBySizes } from "./batches.js";
+import { excludeKindsOf, validatePoolConfig, type StandaloneEnqueueOptions } from "./options.js";
+import type { ActionCtx, MutationCtx, WorkId, WorkpoolComponent } from "./types.js";
+
+/**
+ * Enqueues one function without a `Workpool` instance (what the class's enqueue methods call).
+ *
+ * ```ts
+ * await enqueue(components.workpool, ctx, "action", internal.emails.send, { to }, {
+ *   retryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+ *   onComplete: internal.emails.sent,
+ * });
+ * ```
+ * @param component `components.<name>` from your app's `_generated/api`.
+ * @param ctx a mutation or action ctx.
+ * @param fnType the kind of `fn`: "action", "mutation" or "query".
+ * @param fn a function reference (or a function handle string).
+ * @param fnArgs its arguments.
+ * @param options enqueue options, plus `retryBehavior`, `maxParallelism`, `logLevel`, `statusTtl`.
+ * @returns the job's id.
+ */
+export async function enqueue<
+  FnType extends FunctionType,
+  Args extends DefaultFunctionArgs,
+  ReturnType,
+  Context,
+>(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FnType,
+  fn: FunctionReference<FnType, FunctionVisibility, Args, NoInfer<ReturnType>>,
+  fnArgs: Args,
+  options: StandaloneEnqueueOptions<Context, ReturnType> = {},
+): Promise<WorkId> {
+  const [id] = await enqueueJobs(component, ctx, fnType, fn, [fnArgs], options);
+  return id;
+}
+
+/**
+ * Enqueues one function per element of `fnArgsArray` without a `Workpool` instance (what the class's
+ * batch methods call). Any number of jobs: the calls to the component are split by count and by
+ * bytes so that each fits a transaction (a caller that is a mutation still writes them all in its
+ * own transaction; an action does not).
+ * @param component `components.<name>` from your app's `_generated/api`.
+ * @param ctx a mutation or action ctx.
+ * @param fnType the kind of `fn`: "action", "mutation" or "query".
+ * @param fn a function reference (or a function handle string).
+ * @param fnArgsArray the arguments of each job.
+ * @param options enqueue options for every job, plus `retryBehavior`, `maxParallelism`,
+ *   `logLevel`, `statusTtl`.
+ * @returns the jobs' ids, in the order of `fnArgsArray`.
+ */
+export async function enqueueBatch<
+  FnType extends FunctionType,
+  Args extends DefaultFunctionArgs,
+  ReturnType,
+  Context,
+>(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FnType,
+  fn: FunctionReference<FnType, FunctionVisibility, Args, NoInfer<ReturnType>>,
+  fnArgsArray: Array<Args>,
+  options: StandaloneEnqueueOptions<Context, ReturnType> = {},
+): Promise<WorkId[]> {
+  if (!Array.isArray(fnArgsArray)) {
+    invalidArgument("fnArgsArray", "must be an array of argument objects", fnArgsArray);
+  }
+  if (fnArgsArray.length === 0) return [];
+  if (options?.dedupeKey !== undefined) {
+    invalidArgument(
+      "dedupeKey",
+      "batches do not dedupe: enqueue such jobs one at a time",
+      options.dedupeKey,
+    );
+  }
+  return await enqueueJobs(component, ctx, fnType, fn, fnArgsArray, options);
+}
+
+/** The `enqueueCounts` shard of each function execution, by its `ctx` (one object per execution):
+ * every enqueue of one app mutation counts in one row, so that two mutations that enqueue many jobs
+ * one by one conflict on it 1 time in 16, not almost always. */
+const countShards = new WeakMap<object, number>();
+function countShardOf(ctx: object): number {
+  let shard = countShards.get(ctx);
+  if (shard === undefined) {
+    shard = Math.floor(Math.random() * ENQUEUE_COUNT_SHARDS);
+    countShards.set(ctx, shard);
+  }
+  return shard;
+}
+
+/** The one implementation of every enqueue: checks everything, then writes in as few calls as fit. */
+async function enqueueJobs(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  fnType: FunctionType,
+  fn: FunctionReference<FunctionType, FunctionVisibility> | string,
+  argsArray: DefaultFunctionArgs[],
+  options: StandaloneEnqueueOptions<any, any>,
+): Promise<WorkId[]> {
+  const opts = options ?? {};
+  const config = {
+    maxParallelism: opts.maxParallelism,
+    keyParallelism: opts.keyParallelism,
+    rateLimit: opts.rateLimit,
+    logLevel: opts.logLevel,
+  };
+  validatePoolConfig(config);
+  const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
+  const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
+  const fnName = opts.name ?? (typeof fn === "string" ? fn : getFunctionName(fn));
+  const onComplete = opts.onComplete
+    ? {
+        fnHandle: await createFunctionHandle(opts.onComplete),
+        context: opts.context,
+        ...(excludeKinds ? { excludeKinds } : {}),
+      }
+    : undefined;
+  const items: EnqueueItem[] = argsArray.map((fnArgs) => ({
+    fnHandle,
+    fnName,
+    fnArgs,
+    fnType,
+    runAt: opts.runAt,
+    runAfter: opts.runAfter,
+    // Mutations and queries are never retried (a mutation that throws has no effects).
+    retryBehavior: fnType === "action" ? opts.retryBehavior : undefined,
+    onComplete,
+    statusTtlMs: opts.statusTtl,
+    key: opts.key,
+    priority: opts.priority,
+    dedupeKey: opts.dedupeKey,
+    onDuplicate: opts.onDuplicate,
+  }));
+  // Check everything before writing anything (the component checks again).
+  const now = Date.now();
+  const sizes = items.map(
+    (item, i) => validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : "").sizeBytes,
+  );
+  const countShard = countShardOf(ctx);
+  if (items.length === 1) {
+    return [
+      (await ctx.runMutation(component.lib.enqueue, { ...items[0], config, countShard })) as WorkId,
+    ];
+  }
+  const ids: WorkId[] = [];
+  for (const chunk of chunkBySizes(items, sizes)) {
+    const chunkIds = await ctx.runMutation(component.lib.enqueueBatch, {
+      items: chunk,
+      config,
+      countShard,
+    });
+    ids.push(...(chunkIds as WorkId[]));
+  }
+  return ids;
+}

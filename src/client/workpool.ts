@@ -1,0 +1,183 @@
+/**
+ * The `Workpool` class apps use: its enqueue methods, one per function type and batch, and
+ * `defineOnComplete`. The methods turn one enqueue's options plus the pool's (retries, config,
+ * status TTL) into `StandaloneEnqueueOptions` and hand them to src/client/enqueue.ts, which checks,
+ * builds and sends the requests; the control and inspection methods (cancel, status, info, ...) and
+ * the constructor come from `WorkpoolControl` (src/client/control.ts). It never calls the component
+ * itself and never touches its tables; it holds no state besides its options.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the validator generics of defineOnComplete
+   are `Validator<any, ...>` by design (they mirror the peer's types), and `with` serves every
+   Context and ReturnValue. */
+import type {
+  DefaultFunctionArgs,
+  FunctionReference,
+  FunctionType,
+  FunctionVisibility,
+  GenericDataModel,
+  GenericMutationCtx,
+  RegisteredMutation,
+} from "convex/server";
+import type { Infer, Validator, VAny } from "convex/values";
+import { DEFAULT_STATUS_TTL_MS } from "../component/api/enqueue.js";
+import type { RunResult } from "../component/model/validators.js";
+import { WorkpoolControl } from "./control.js";
+import { enqueue, enqueueBatch } from "./enqueue.js";
+import { defineOnCompleteMutation, type OnCompleteArgs } from "./onComplete.js";
+import {
+  retryBehaviorFor,
+  type EnqueueOptions,
+  type RetryOption,
+  type StandaloneEnqueueOptions,
+} from "./options.js";
+import type { ActionCtx, MutationCtx, WorkId } from "./types.js";
+
+/**
+ * A pool of work: runs enqueued actions, mutations and queries with at most `maxParallelism` at once.
+ *
+ * ```ts
+ * const pool = new Workpool(components.emailPool, { maxParallelism: 5, retryActionsByDefault: true });
+ * export const send = mutation({ handler: async (ctx) => {
+ *   await pool.enqueueAction(ctx, internal.emails.send, { to: "a@b.c" }, { onComplete: internal.emails.sent });
+ * } });
+ * ```
+ */
+export class Workpool extends WorkpoolControl {
+  /**
+   * Enqueues an action. Retried on failure when `retry` (or `retryActionsByDefault`) says so.
+   * @returns the job's id, for `status`, `info` and `cancel`.
+   */
+  async enqueueAction<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"action", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options?: RetryOption & EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId> {
+    return await enqueue(this.component, ctx, "action", fn, fnArgs, this.with("action", options));
+  }
+
+  /** Enqueues one action per element of `argsArray` (any number); returns their ids in the same
+   * order. */
+  async enqueueActionBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"action", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    argsArray: Array<Args>,
+    options?: RetryOption & EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId[]> {
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "action",
+      fn,
+      argsArray,
+      this.with("action", options),
+    );
+  }
+
+  /** Enqueues a mutation (never retried: a mutation that throws has no effects). */
+  async enqueueMutation<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"mutation", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options?: EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId> {
+    return await enqueue(
+      this.component,
+      ctx,
+      "mutation",
+      fn,
+      fnArgs,
+      this.with("mutation", options),
+    );
+  }
+
+  /** Enqueues one mutation per element of `argsArray` (any number); returns their ids in the same
+   * order. */
+  async enqueueMutationBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"mutation", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    argsArray: Array<Args>,
+    options?: EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId[]> {
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "mutation",
+      fn,
+      argsArray,
+      this.with("mutation", options),
+    );
+  }
+
+  /** Enqueues a query; its return value reaches onComplete. */
+  async enqueueQuery<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"query", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options?: EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId> {
+    return await enqueue(this.component, ctx, "query", fn, fnArgs, this.with("query", options));
+  }
+
+  /** Enqueues one query per element of `argsArray` (any number); returns their ids in the same
+   * order. */
+  async enqueueQueryBatch<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    fn: FunctionReference<"query", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    argsArray: Array<Args>,
+    options?: EnqueueOptions<Context, ReturnType>,
+  ): Promise<WorkId[]> {
+    return await enqueueBatch(
+      this.component,
+      ctx,
+      "query",
+      fn,
+      argsArray,
+      this.with("query", options),
+    );
+  }
+
+  /**
+   * Defines an internal mutation to use as `onComplete`, with a typed context and return value.
+   *
+   * ```ts
+   * export const sent = pool.defineOnComplete({
+   *   context: v.object({ userId: v.id("users") }),
+   *   returnValue: v.string(), // optional: checks `result.returnValue` of a success
+   *   handler: async (ctx, { workId, context, result }) => { ... },
+   * });
+   * ```
+   */
+  defineOnComplete<
+    DataModel extends GenericDataModel,
+    VContext extends Validator<any, any, any> = VAny<any, "optional">,
+    VReturnValue extends Validator<any, any, any> = VAny<any, "optional">,
+  >({
+    context,
+    handler,
+    returnValue,
+  }: {
+    context?: VContext;
+    handler: (
+      ctx: GenericMutationCtx<DataModel>,
+      args: { workId: WorkId; context: Infer<VContext>; result: RunResult<Infer<VReturnValue>> },
+    ) => Promise<void>;
+    returnValue?: VReturnValue;
+  }): RegisteredMutation<"internal", OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>, null> {
+    return defineOnCompleteMutation({ context, handler, returnValue });
+  }
+
+  /** One enqueue's options with what this pool adds: retries, config and status TTL. */
+  private with(
+    fnType: FunctionType,
+    options: (RetryOption & EnqueueOptions<any, any>) | undefined,
+  ): StandaloneEnqueueOptions<any, any> {
+    const { retry, ...rest } = options ?? {};
+    return {
+      ...rest,
+      retryBehavior: retryBehaviorFor(fnType, retry, this.options),
+      ...this.config(),
+      statusTtl: this.options.statusTtl ?? DEFAULT_STATUS_TTL_MS,
+    };
+  }
+}
