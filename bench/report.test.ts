@@ -1,12 +1,12 @@
 /**
- * The bench report (bench/report.ts) rendered from made-up runs (bench/reportFixture.ts): the
+ * The bench report (bench/report/) rendered from made-up runs (bench/reportFixture.ts): the
  * document, the console report and the progress lines, held to snapshots, so that reorganising the
  * report's code cannot change what it writes unnoticed. A change of wording or layout that is meant
  * updates the snapshots (`npx vitest run bench/report.test.ts -u`); review their diff as you would
  * the document's. No backend and no clock: pure functions of the fixture.
  */
 import { describe, expect, it } from "vitest";
-import { progressLine, renderConsole, renderDocument } from "./report.js";
+import { progressLine, renderConsole, renderDocument } from "./report/document.js";
 import { failingRun, fixtureRun } from "./reportFixture.js";
 
 describe("bench report of a fixture run", () => {

@@ -3,7 +3,7 @@
  * the same app code; the key scenarios (7), and the rate-limit and priority scenarios (8), which the
  * peer cannot run, on ours only, keyed against unkeyed and rate-limited against unlimited. Prints a
  * line per run and the tables at the end, saves the measurements to bench-out/latest.json and
- * renders docs/BENCHMARKS.md from them (bench/report.ts).
+ * renders docs/BENCHMARKS.md from them (bench/report/document.ts).
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
  * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves docs/BENCHMARKS.md alone.
@@ -25,7 +25,8 @@ import {
   type Result,
   type Scenario,
 } from "./harness.js";
-import { lagStats, progressLine, renderConsole, renderDocument } from "./report.js";
+import { progressLine, renderConsole, renderDocument } from "./report/document.js";
+import { lagStats } from "./report/figures.js";
 import {
   loadRun,
   measured,
