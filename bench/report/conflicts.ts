@@ -211,6 +211,9 @@ function assumptions(run: BenchRun): string {
   potential conflicts, an upper bound for the window, not retries measured on a deployment.`;
 }
 
+/** The conflicts section's heading (and anchor, `anchorOf`). */
+export const CONFLICTS_HEADING = "Potential OCC conflicts";
+
 /** The "Potential OCC conflicts" section, or nothing if no scenario recorded them. */
 export function conflictsSection(run: BenchRun, level: number): string {
   const recorded = run.scenarios.filter((s) => sides(s).length > 0);
@@ -225,7 +228,7 @@ ${sides(s)
   .map((r) => sideDetail(r, `${h}##`))
   .join("\n")}`,
   );
-  return `${h} Potential OCC conflicts
+  return `${h} ${CONFLICTS_HEADING}
 
 A real deployment runs transactions at once and retries one of two that conflict (optimistic
 concurrency control); convex-test runs them one at a time. These figures count, from what each

@@ -8,8 +8,11 @@ import type { BenchRun, Measured } from "../results.js";
 import { extraByFunction, knownCostRatios, showCosts } from "./baselineCosts.js";
 import { priorityFailure, rateFailure } from "./correctness.js";
 import { lagStats } from "./figures.js";
-import { aboutOf, fmt, fmtMs, MIN_RATE, shortName } from "./format.js";
+import { aboutOf, fmt, fmtMs, MIN_RATE, shortName, type SectionLink } from "./format.js";
 import { compareTable, oursTable, rowsFor } from "./tables.js";
+
+/** The rate-limit and priority section's heading (and anchor, `anchorOf`). */
+export const FEATURES_HEADING = "Rate limit and priority: ours only";
 
 /** A rate-limited run's checks and, against `base` (the same run without a limit), its cost per
  * job, in plain words. */
@@ -53,13 +56,14 @@ function featureRuns(run: BenchRun) {
 const featureVerdict = ({ scenario, ours, base }: ReturnType<typeof featureRuns>[number]) =>
   scenario.rateLimit ? rateVerdict(ours, base) : priorityVerdict(ours);
 
-/** The rate-limit and priority runs' verdicts for "At a glance", pointing to their section. */
-export function featuresGlance(run: BenchRun): string {
+/** The rate-limit and priority runs' verdicts for "At a glance", pointing to their section with
+ * `link`. */
+export function featuresGlance(run: BenchRun, link: SectionLink): string {
   const lines = featureRuns(run)
     .map((f) => `- ${shortName(f.scenario)}: ${featureVerdict(f)}`)
     .join("\n");
   return lines
-    ? `**Rate limit and priority** (ours only, checked against what each promises: the peer has neither; see [Rate limit and priority](#rate-limit-and-priority-ours-only)):\n\n${lines}\n\n`
+    ? `**Rate limit and priority** (ours only, checked against what each promises: the peer has neither; see ${link("Rate limit and priority", FEATURES_HEADING)}):\n\n${lines}\n\n`
     : "";
 }
 
@@ -83,7 +87,7 @@ export function featuresSection(run: BenchRun, level: number): string {
       : ours
         ? oursTable(ours)
         : "Not run.";
-  return `${h} Rate limit and priority: ours only
+  return `${h} ${FEATURES_HEADING}
 
 The peer has neither a rate limit (\`rateLimit\`: at most \`starts\` attempts start in any
 \`periodMs\`) nor priorities (the \`priority\` enqueue option: "high", "normal" or "low"), so these

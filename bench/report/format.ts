@@ -1,6 +1,6 @@
 /**
  * How the report writes things: numbers, virtual times, ratios, markdown tables, a scenario's name
- * and description, lists in words. Pure string formatting of values it is given: it never reads a
+ * and description, lists in words, a heading's anchor. Pure string formatting of values it is given: it never reads a
  * run's measurements or decides what a figure is (bench/report/figures.ts does), and never writes
  * a file.
  */
@@ -55,6 +55,19 @@ export const shortName = (sc: Scenario) => `${sc.id}. ${sc.short ?? sc.title}`;
 
 /** A scenario's description, as a paragraph (or nothing). */
 export const aboutOf = (sc: Scenario) => (sc.about ? `${sc.about}\n\n` : "");
+
+/** The anchor GitHub gives a heading: lower case, punctuation but hyphens dropped, spaces to
+ * hyphens ("Keys: ours keyed" → "keys-ours-keyed"). */
+export const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+
+/** A markdown link to the section headed `heading`, with `text`: into the detail document from
+ * the summary, within the page in the console report. */
+export type SectionLink = (text: string, heading: string) => string;
 
 /** Whether the scenario is one the peer runs too (older runs did not record `sides`: all were). */
 export const vsPeer = (sc: Scenario) => (sc.sides ?? ["ours", "peer"]).includes("peer");

@@ -220,10 +220,10 @@ export function glanceTable(run: BenchRun): string {
   );
 }
 
-export function glanceKey(run: BenchRun): string {
+export function glanceKey(run: BenchRun, whereItGoes: string): string {
   return `Each cell is **ours vs peer (ours ÷ peer)**. Below 1 is better for us, except utilization,
 where higher is better. Costs are per job and include the app's own share (the same on both
 sides). Differences under ${PAR * 100} %, or for times within one ${run.meta.stepMs} ms step of the virtual clock, are
 called on par. Where ours costs more, the verdict names the pool module most of the difference
-comes from; "Where the calls and writes go" below breaks both pools down per function.`;
+comes from; ${whereItGoes} breaks both pools down per function.`;
 }

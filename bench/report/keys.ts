@@ -11,9 +11,12 @@ import {
   toleranceVerdict,
   withinCell,
 } from "./baselineCosts.js";
-import { aboutOf, fmt, shortName, table } from "./format.js";
+import { aboutOf, fmt, shortName, table, type SectionLink } from "./format.js";
 import { glanceCell, HEADLINES, type Headline } from "./headline.js";
 import { breakdown, compareTable, ROWS, rowsFor } from "./tables.js";
+
+/** The keys section's heading (and anchor, `anchorOf`). */
+export const KEYS_HEADING = "Keys: ours keyed vs ours unkeyed";
 
 /** Whether a keyed run's cost per job is within `KEY_COST_TOLERANCE` of its baseline, row by row,
  * in plain words. */
@@ -84,14 +87,14 @@ export function keysSection(run: BenchRun, level: number): string {
   const details = [...baselines.map((s) => s.ours), ...pairs.map((p) => p.keyed)].flatMap((r) =>
     r ? [`${h}## ${r.scenario.id}. ${r.scenario.title}\n\n${breakdown(r)}`] : [],
   );
-  return `${h} Keys: ours keyed vs ours unkeyed
+  return `${h} ${KEYS_HEADING}
 
 The peer has no keys (jobs sharing a \`key\` form their own queue: at most \`keyParallelism\` of
 them run at once, and they start in order), so these runs are ours only, and each keyed run is
 compared with our own run of the same workload without keys. Each cell is **keyed vs unkeyed
 (keyed ÷ unkeyed)**. A keyed job should cost at most ${tolerance} more than an unkeyed one on every
 cost row: function calls (the pool's, and in all), documents read and written, KB read and written,
-per job, the app's share included as above. The figures are reported as measured, within ${tolerance}
+per job, the app's share included, as in every table. The figures are reported as measured, within ${tolerance}
 or not. "Harness wall-clock" is convex-test's time: it answers each index lookup by scanning the
 table, so the lookups keys add cost it far more than they would cost a deployment.
 
@@ -117,10 +120,10 @@ ${details.join("\n\n")}
 `;
 }
 
-/** The keyed runs' verdicts for "At a glance", pointing to their section. */
-export function keysGlance(run: BenchRun): string {
+/** The keyed runs' verdicts for "At a glance", pointing to their section with `link`. */
+export function keysGlance(run: BenchRun, link: SectionLink): string {
   const lines = keyedGlanceLines(run);
   return lines
-    ? `**Keys** (ours only, against our own run without keys: the peer has no keys; see [Keys](#keys-ours-keyed-vs-ours-unkeyed)):\n\n${lines}\n\n`
+    ? `**Keys** (ours only, against our own run without keys: the peer has no keys; see ${link("Keys", KEYS_HEADING)}):\n\n${lines}\n\n`
     : "";
 }

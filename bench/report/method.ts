@@ -8,6 +8,8 @@ import { PRIORITY_GRACE_MS } from "../checks.js";
 import type { BenchRun } from "../results.js";
 import { MIN_RATE } from "./format.js";
 
+/** What was compared, on what, and the command, commit and date of the run (and of each run
+ * merged into it). */
 export function compared(run: BenchRun): string {
   const { meta } = run;
   const v = meta.versions;
@@ -26,6 +28,19 @@ export function compared(run: BenchRun): string {
         `${a.commit ? ` (commit ${a.commit})` : ""}, on ${a.date.slice(0, 10)}, ${a.wallSeconds.toFixed(0)} s.`,
     )
     .join("")}`;
+}
+
+/** The run in one line, for the detail document's head: "\`npm run bench\` at commit 22649e3, on
+ * 2026-11-23; scenario 4c from \`...\` at commit 3844639, on 2026-11-23". */
+export function runLine(run: BenchRun): string {
+  const at = (commit: string | undefined, date: string) =>
+    `${commit ? ` at commit ${commit}` : ""}, on ${date.slice(0, 10)}`;
+  const also = (run.meta.also ?? []).map(
+    (a) =>
+      `; scenario${a.ids.length === 1 ? "" : "s"} ${a.ids.join(", ")} from \`${a.command}\`` +
+      at(a.commit, a.date),
+  );
+  return `\`${run.meta.command}\`${at(run.meta.commit, run.meta.date)}${also.join("")}`;
 }
 
 export function howMeasured(run: BenchRun): string {
@@ -105,18 +120,19 @@ export function notShown(run: BenchRun): string {
   convex-test scans every table of the component, and a 10,000-job run took 280 s instead of 40)${walls.length ? `: ${walls.join("; ")}` : ""}.`;
 }
 
-export function rerunning(): string {
+/** How to run it again; `detail` links to the detail document, `conflicts` to its section. */
+export function rerunning(detail: string, conflicts: string): string {
   return `\`npm run bench\` runs every scenario but the opt-in 4c (about 12 minutes on two cores, 5 of
 them in the key scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can
-leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and saves the
-raw measurements to \`bench-out/latest.json\`;
-\`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders this file again from that JSON
-without running anything (several files, comma-separated, are merged into one document: a full
-run and a 4c run). \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
+leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and
+${detail}, and saves the raw measurements to \`bench-out/latest.json\`;
+\`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders both files again from that JSON
+without running anything (several files, comma-separated, are merged into one run: a full run and
+a 4c run). \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
 rate-limited run is compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`,
-\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves this file alone (the JSON is still saved),
+\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves both files alone (the JSON is still saved),
 \`BENCH_STEP_MS\` sets the virtual step. Scenarios 1a, 3, 5, 6 and 7b also record every
-transaction for "Potential OCC conflicts" (\`bench/conflicts.ts\`). Sizes: \`BENCH_BURST_JOBS\`,
+transaction for ${conflicts} (\`bench/conflicts.ts\`). Sizes: \`BENCH_BURST_JOBS\`,
 \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
 \`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
 \`BENCH_KEYED_KEYS\`, \`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`,

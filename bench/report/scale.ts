@@ -8,6 +8,9 @@ import { KEY_COST_TOLERANCE, toleranceVerdict } from "./baselineCosts.js";
 import { fmt, listed, table } from "./format.js";
 import { ROWS } from "./tables.js";
 
+/** The scale section's heading (and anchor, `anchorOf`). */
+export const SCALE_HEADING = "Scale: the same backlog at every size";
+
 /** The backlog scenarios, smallest first: the first is the others' baseline. */
 const SCALE_IDS = ["4a", "4b", "4c"];
 
@@ -42,7 +45,7 @@ export function scaleSection(run: BenchRun, level: number): string {
   const ran = [...new Map(all.map((r) => [r.scenario.id, r.scenario])).values()];
   const { ms, maxParallelism } = ran[0];
   const ranLarge = ran.some((sc) => sc.id === "4c");
-  return `${"#".repeat(level)} Scale: the same backlog at every size
+  return `${"#".repeat(level)} ${SCALE_HEADING}
 
 Scenarios ${listed(ran.map((sc) => sc.id))} are the same backlog of ${ms} ms actions at maxParallelism
 ${maxParallelism}, at ${listed(ran.map((sc) => sc.jobs.toLocaleString("en-US")))} jobs${ranLarge ? "" : " (the opt-in 4c, at 50,000, was not run here)"}. A pool
