@@ -3,7 +3,7 @@
  * recorded: whether the pool kept its rate limit and how close to it it ran, from the times the pool
  * started attempts; and how soon high-priority jobs started and whether a low one went ahead of a
  * waiting high one, from the jobs' own records. No I/O, so bench/counters.test.ts can feed them
- * hand-made inputs and bench/report.ts can use the thresholds.
+ * hand-made inputs and bench/report/ can use the thresholds.
  */
 import type { RateLimit } from "../src/client/index.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";

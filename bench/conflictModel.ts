@@ -2,7 +2,7 @@
  * The model of potential OCC conflicts: what a recorded transaction is (bench/conflicts.ts records
  * them from convex-test), when a write meets a read, and which pairs of transactions a real
  * deployment could run at once. Pure: no I/O, no convex-test; docs/BENCHMARKS.md states the model
- * (bench/conflictsReport.ts), test/conflicts.test.ts checks it on hand-made transactions.
+ * (bench/report/conflicts.ts), test/conflicts.test.ts checks it on hand-made transactions.
  *
  * - A write meets a read if, in the read's index, the key (index fields, `_creationTime`, `_id`, as
  *   Convex orders them) of the document's old or new version lies in the interval read: from the

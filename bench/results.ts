@@ -2,7 +2,7 @@
  * The record of one `npm run bench`: what was compared, on what (the commit included), and every
  * scenario's measurements on both pools (the key, rate-limit and priority scenarios on ours only),
  * the checks of keys, rate limit and priority included. docs/BENCHMARKS.md is
- * rendered from it (bench/report.ts), and it is saved as JSON (bench-out/latest.json) so that the
+ * rendered from it (bench/report/), and it is saved as JSON (bench-out/latest.json) so that the
  * document can be rendered again without rerunning: `BENCH_FROM_JSON=bench-out/latest.json npm run
  * bench`.
  */

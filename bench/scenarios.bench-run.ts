@@ -3,16 +3,17 @@
  * the same app code; the key scenarios (7), and the rate-limit and priority scenarios (8), which the
  * peer cannot run, on ours only, keyed against unkeyed and rate-limited against unlimited. Prints a
  * line per run and the tables at the end, saves the measurements to bench-out/latest.json and
- * renders docs/BENCHMARKS.md from them (bench/report.ts).
+ * renders docs/BENCHMARKS.md and docs/benchmarks/scenarios.md from them (bench/report/document.ts).
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
- * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves docs/BENCHMARKS.md alone.
- * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders docs/BENCHMARKS.md from that file;
+ * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves both documents alone.
+ * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders both documents from that file;
  * several comma-separated files are merged (results.ts, `mergeRuns`: e.g. a full run and a 4c run).
  * Scenarios 1a, 3, 5 (delayed jobs, canceled), 6 and 7b also record every transaction and count
  * potential OCC conflicts between them (bench/conflicts.ts).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RateLimit } from "../src/client/index.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
@@ -25,7 +26,8 @@ import {
   type Result,
   type Scenario,
 } from "./harness.js";
-import { lagStats, progressLine, renderConsole, renderDocument } from "./report.js";
+import { progressLine, renderConsole, renderDocuments, SUMMARY_PATH } from "./report/document.js";
+import { lagStats } from "./report/figures.js";
 import {
   loadRun,
   measured,
@@ -37,8 +39,6 @@ import {
   type BenchRun,
   type ScenarioRun,
 } from "./results.js";
-
-const DOC = "docs/BENCHMARKS.md";
 
 function envInt(name: string, def: number): number {
   const raw = process.env[name];
@@ -345,14 +345,18 @@ const fromJson = process.env.BENCH_FROM_JSON;
 
 const out = (s: string) => process.stdout.write(s);
 
-/** Prints the tables and writes docs/BENCHMARKS.md (unless BENCH_NO_WRITE=1). */
+/** Prints the tables and writes the documents (unless BENCH_NO_WRITE=1). */
 function publish(run: BenchRun) {
   out(renderConsole(run));
-  if (process.env.BENCH_NO_WRITE !== "1") writeFileSync(DOC, renderDocument(run));
+  if (process.env.BENCH_NO_WRITE === "1") return;
+  for (const doc of renderDocuments(run)) {
+    mkdirSync(dirname(doc.path), { recursive: true });
+    writeFileSync(doc.path, doc.text);
+  }
 }
 
 if (fromJson) {
-  it(`renders ${DOC} from ${fromJson}`, () =>
+  it(`renders ${SUMMARY_PATH} and its detail from ${fromJson}`, () =>
     publish(mergeRuns(fromJson.split(",").map((path) => loadRun(path.trim())))));
 } else {
   const runs = new Map<string, ScenarioRun>();

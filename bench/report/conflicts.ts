@@ -1,13 +1,16 @@
 /**
  * Renders the potential OCC conflicts of a bench run (counted by bench/harness.ts with
- * bench/conflicts.ts) as the "Potential OCC conflicts" section of docs/BENCHMARKS.md and of the
- * console report: per scenario that recorded them, per 1,000 jobs, ours beside the peer, by role
- * (the enqueue path, the loop, worker reports, ...), then per pair of functions with what collides,
- * and the model's assumptions. Pure functions from measurements to markdown, no I/O.
+ * bench/conflicts.ts) as the "Potential OCC conflicts" section of the document and of the console
+ * report: per scenario that recorded them, per 1,000 jobs, ours beside the peer, by role (the
+ * enqueue path, the loop, worker reports, ...), then per pair of functions with what collides, and
+ * the model's assumptions. Pure functions from measurements to markdown, no I/O; it never counts a
+ * conflict (the model in bench/conflictModel.ts does) and names a transaction's role only from its
+ * function's name (`roleOf`).
  */
-import type { Cause, PairCount } from "./conflicts.js";
-import type { ConflictCounts } from "./harness.js";
-import type { BenchRun, Measured, ScenarioRun } from "./results.js";
+import type { Cause, PairCount } from "../conflicts.js";
+import type { ConflictCounts } from "../harness.js";
+import type { BenchRun, Measured, ScenarioRun } from "../results.js";
+import { table } from "./format.js";
 
 /** What a transaction is there for, from its name (`transactionName` of conflicts.ts). */
 export type Role = "enqueue" | "loop" | "report" | "cancel" | "other";
@@ -48,14 +51,11 @@ function rolesOf(p: Pick<PairCount, "a" | "b">): [Role, Role] {
 
 const perThousand = (r: Measured, n: number) => (n / r.scenario.jobs) * 1000;
 
+/** Pairs per 1,000 jobs: whole from 100, one decimal from 10, two below ("0" for none). */
 function fmt(n: number): string {
   if (n === 0) return "0";
   if (n >= 100) return n.toFixed(0);
   return n >= 10 ? n.toFixed(1) : n.toFixed(2);
-}
-
-function table(header: string[], align: string[], rows: string[][]): string {
-  return [header, align, ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
 }
 
 /** Conflicts and overlapping pairs per 1,000 jobs between two roles: "12.0 (130)". */
@@ -211,6 +211,9 @@ function assumptions(run: BenchRun): string {
   potential conflicts, an upper bound for the window, not retries measured on a deployment.`;
 }
 
+/** The conflicts section's heading (and anchor, `anchorOf`). */
+export const CONFLICTS_HEADING = "Potential OCC conflicts";
+
 /** The "Potential OCC conflicts" section, or nothing if no scenario recorded them. */
 export function conflictsSection(run: BenchRun, level: number): string {
   const recorded = run.scenarios.filter((s) => sides(s).length > 0);
@@ -225,7 +228,7 @@ ${sides(s)
   .map((r) => sideDetail(r, `${h}##`))
   .join("\n")}`,
   );
-  return `${h} Potential OCC conflicts
+  return `${h} ${CONFLICTS_HEADING}
 
 A real deployment runs transactions at once and retries one of two that conflict (optimistic
 concurrency control); convex-test runs them one at a time. These figures count, from what each
