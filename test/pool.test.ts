@@ -392,6 +392,31 @@ describe("recovery", () => {
   });
 });
 
+describe("sweeper", () => {
+  it("sweeps expired jobs behind a full batch of jobs still waiting for their delivery", async () => {
+    const t = setup();
+    await enqueue(
+      t,
+      "mutation",
+      keys(70).map((key) => ({ key })),
+      {
+        poolOptions: { statusTtl: 1_000 },
+      },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 70);
+    // The first 60 to expire wait for their delivery (as large jobs do until it runs): the
+    // sweeper must leave them, and not stop in front of the 10 behind them.
+    const waiting = await inComponent(t, async (ctx) => {
+      const rows = await ctx.db.query("work").withIndex("by_expiresAt").take(60);
+      for (const row of rows) await ctx.db.patch("work", row._id, { deliveryPending: true });
+      return rows.map((row: { _id: string }) => row._id);
+    });
+    await runFor(t, 30_000, 500);
+    const left = await inComponent(t, async (ctx) => await ctx.db.query("work").collect());
+    expect(left.map((row: { _id: string }) => row._id).sort()).toEqual([...waiting].sort());
+  });
+});
+
 describe("main loop", () => {
   it("duplicate mains, of the chain or wake-ups, do not start work twice", async () => {
     const t = setup();

@@ -27,39 +27,39 @@ export const sweep = internalMutation({
     from: v.optional(v.number()),
     /** ...up to this (inclusive) are swept. */
     upTo: v.number(),
+    /** Where in that range this sweep goes on (a page cursor); undefined: at its start. */
+    cursor: v.optional(v.string()),
   },
   returns: v.null(),
-  handler: async (ctx, { from, upTo }) => {
-    const expired = await ctx.db
+  handler: async (ctx, { from, upTo, cursor }) => {
+    const page = await ctx.db
       .query("work")
       .withIndex("by_expiresAt", (q) => q.gte("expiresAt", from ?? 0).lte("expiresAt", upTo))
-      .take(SWEEP_BATCH);
-    let deleted = 0;
-    let next: number | undefined;
+      .paginate({ numItems: SWEEP_BATCH, cursor: cursor ?? null });
+    let stoppedEarly = false;
     const swept: Doc<"work">[] = [];
-    for (const work of expired) {
+    for (const work of page.page) {
       const metrics = await ctx.meta.getTransactionMetrics();
       if (metrics.bytesRead.used > SWEEP_BYTES_READ_BUDGET) {
-        next = work.expiresAt;
+        stoppedEarly = true;
         break;
       }
+      // A large job waiting for its delivery is delivery's to delete (it checks the expiry).
       if (work.deliveryPending) continue;
       if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
       if (work.resultPayloadId) await ctx.db.delete("payloads", work.resultPayloadId);
       await ctx.db.delete("work", work._id);
-      deleted++;
       swept.push(work);
     }
     await countSwept(ctx, swept);
     await forgetDedupeKeys(ctx, swept);
-    if (next === undefined && expired.length === SWEEP_BATCH) {
-      next = expired[expired.length - 1].expiresAt;
-    }
-    // Go on where this one stopped (rows sharing that expiry are met again: deleted ones are gone,
-    // skipped ones are delivery's). A batch that deleted nothing ends the chain: what is left is
-    // waiting for delivery, which deletes it itself.
-    if (next !== undefined && deleted > 0) {
-      await ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, { from: next, upTo });
+    // Go on past this page, whatever it deleted: rows skipped for delivery must not end the chain
+    // in front of expired rows behind them. Stopped on bytes, the same page is read again (its
+    // deleted rows are gone; at least one was deleted, since the budget is only checked between
+    // rows and payload deletes are what fills it).
+    const next = stoppedEarly ? cursor : page.isDone ? null : page.continueCursor;
+    if (next !== null) {
+      await ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, { from, upTo, cursor: next });
     }
     return null;
   },
