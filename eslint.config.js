@@ -34,7 +34,6 @@ export default defineConfig([
       "test/**/*.ts",
       "bench/**/*.ts",
       "demo/**/*.ts",
-      "src/client/index.ts",
       "src/component/model/validators.ts",
     ],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
