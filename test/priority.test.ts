@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { probe } from "./app/probe.js";
-import { completions, enqueue, info, runUntil, setup } from "./helpers.js";
+import { callPool, completions, enqueue, info, runFor, runUntil, setup } from "./helpers.js";
 
 /** Job keys in the order their first attempts started. */
 function startOrder(): string[] {
@@ -120,4 +120,38 @@ describe("priority", () => {
     const before = startOrder().indexOf("vip");
     expect(before).toBeLessThanOrEqual(10);
   });
+
+  for (const how of ["resume({ key })", "setKeyParallelism"] as const) {
+    for (const head of ["high", "low"] as const) {
+      it(`a ${head} key head listed by ${how} keeps its level among the pool's due jobs`, async () => {
+        const t = setup();
+        const resume = how === "resume({ key })";
+        const poolOptions = { maxParallelism: resume ? 2 : 3 };
+        const long = (key: string, options = {}) =>
+          enqueue(t, "action", [{ key, ms: 1_000 }], { poolOptions, options });
+        // Key k is blocked (paused, or at its limit of 1), so its job waits in k's queue.
+        await long("first");
+        if (resume) await callPool(t, "pause", [{ key: "k" }]);
+        else await long("k:holder", { key: "k" });
+        await enqueue(t, "action", [{ key: "k:head" }], {
+          poolOptions,
+          options: { key: "k", priority: head },
+        });
+        await runFor(t, 200);
+        // The last slot fills; then jobs of k's level and normal ones wait, due after k's head.
+        await long("second");
+        await runFor(t, 200);
+        await enqueue(t, "action", [{ key: "x0" }], { poolOptions, options: { priority: head } });
+        await enqueue(t, "action", [{ key: "n0" }, { key: "n1" }], { poolOptions });
+        if (resume) await callPool(t, "resume", [{ key: "k" }]);
+        else await callPool(t, "setKeyParallelism", ["k", 2]);
+        await runUntil(t, () => ["k:head", "x0", "n0", "n1"].every((key) => probe.starts.has(key)));
+        const order = startOrder().filter((key) => ["k:head", "x0", "n0", "n1"].includes(key));
+        // Within its level, k's head goes first (due first); the levels keep their order.
+        expect(order).toEqual(
+          head === "high" ? ["k:head", "x0", "n0", "n1"] : ["n0", "n1", "k:head", "x0"],
+        );
+      });
+    }
+  }
 });

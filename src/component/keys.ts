@@ -142,6 +142,9 @@ async function changeKeySettings(
     .query("keyReady")
     .withIndex("by_key", (q) => q.eq("key", key))
     .first();
-  if (listed === null) await ctx.db.insert("keyReady", { key, runAt: head.runAt });
+  // Listed at its head's level, as the loop lists a key (mainLoop/keyState.ts `markReady`).
+  if (listed === null) {
+    await ctx.db.insert("keyReady", { key, runAt: head.runAt, priority: head.priority });
+  }
   await claimSegment(ctx);
 }
