@@ -193,6 +193,12 @@ const KEY_CASES: Array<[string, unknown]> = [
   ["of 257 characters", "k".repeat(257)],
 ];
 
+/** Invalid dedupe keys (1 to 4,096 characters). */
+const DEDUPE_KEY_CASES: Array<[string, unknown]> = [
+  ["empty", ""],
+  ["of 4,097 characters", "d".repeat(4097)],
+];
+
 /** Invalid page sizes for `list` (whole number from 1 to 1,000). */
 const PAGE_SIZE_CASES: Array<[string, unknown]> = [
   ["0", 0],
@@ -360,7 +366,7 @@ function clientCases(): Case[] {
         names: named("dedupeKey"),
       });
     } else {
-      for (const [what, dedupeKey] of KEY_CASES) {
+      for (const [what, dedupeKey] of DEDUPE_KEY_CASES) {
         cases.push({
           name: `${label}: dedupeKey ${what}`,
           call: enqueueCall({ dedupeKey }),
@@ -418,9 +424,19 @@ function clientCases(): Case[] {
     cases.push({
       name: `${label}: name not a string`,
       call: enqueueCall({ name: 5 }),
-      names: typeError("string", "5"),
+      names: named(`${prefix}name`),
       typeOnly: true,
     });
+    for (const [what, name] of [
+      ["empty", ""],
+      ["of 1,025 characters", "n".repeat(1025)],
+    ]) {
+      cases.push({
+        name: `${label}: name ${what}`,
+        call: enqueueCall({ name }),
+        names: named(`${prefix}name`),
+      });
+    }
     // Accepted and written; the job fails when it runs.
     cases.push({
       name: `${label}: args not an object`,

@@ -118,4 +118,45 @@ describe("dedupe", () => {
     await runFor(t, 30_000, 100);
     expect(await inComponent(t, async (ctx) => await ctx.db.query("dedupe").collect())).toEqual([]);
   });
+
+  it("takes keys of up to 4,096 characters (URLs as they are), and tells them apart", async () => {
+    const t = setup();
+    const url = (page: string) => `https://example.com/search?q=${"x".repeat(4_000)}&page=${page}`;
+    const one = await enqueueDeduped(t, { key: "u1" }, { dedupeKey: url("1"), runAfter: 1000 });
+    const same = await enqueueDeduped(t, { key: "u1b" }, { dedupeKey: url("1") });
+    const other = await enqueueDeduped(t, { key: "u2" }, { dedupeKey: url("2"), runAfter: 1000 });
+    expect(url("1").length).toBeLessThanOrEqual(4_096);
+    expect(same).toBe(one);
+    expect(other).not.toBe(one);
+    await expect(
+      enqueueDeduped(t, { key: "u3" }, { dedupeKey: "y".repeat(4_097) }),
+    ).rejects.toThrow(/dedupeKey.*1 to 4096 characters/);
+  });
+
+  it("rejects a duplicate that runs another function, and writes nothing", async () => {
+    const t = setup();
+    await enqueueDeduped(t, { key: "a" }, { runAfter: 1000 });
+    const before = await componentRows(t);
+    await expect(
+      enqueue(t, "mutation", [{ key: "b" }], { options: { dedupeKey: "doc-1" } }),
+    ).rejects.toThrow(/dedupeKey.*runs another function/);
+    expect(await componentRows(t)).toEqual(before);
+  });
+
+  it("finds a key stored before 0.2.0 (unhashed), and moves it to the hashed form", async () => {
+    const t = setup();
+    const first = await enqueueDeduped(t, { key: "old" }, { runAfter: 1000 });
+    // Rewrite the key's row as 0.1.x stored it.
+    await inComponent(t, async (ctx) => {
+      const row = await ctx.db.query("dedupe").first();
+      await ctx.db.replace("dedupe", row._id, { dedupeKey: "doc-1", workId: row.workId });
+    });
+    expect(await enqueueDeduped(t, { key: "old2" })).toBe(first);
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    const second = await enqueueDeduped(t, { key: "new" }, { runAfter: 1000 });
+    expect(second).not.toBe(first);
+    const rows = await inComponent(t, async (ctx) => await ctx.db.query("dedupe").collect());
+    expect(rows).toEqual([expect.objectContaining({ fullKey: "doc-1", workId: second })]);
+    expect(rows[0].dedupeKey).toBeUndefined();
+  });
 });

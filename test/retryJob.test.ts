@@ -10,6 +10,7 @@ import {
   componentRows,
   enqueue,
   info,
+  listJobs,
   runFor,
   runUntil,
   setup,
@@ -81,5 +82,54 @@ describe("retry", () => {
       workId: again,
       result: { kind: "success", returnValue: "v" },
     });
+  });
+
+  it("retrying twice reruns once: the second call returns the first rerun's id, and info shows it", async () => {
+    const t = setup();
+    const [failed] = await enqueue(t, "action", [{ key: "twice", failTimes: 1 }]);
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    const first = await callPool(t, "retry", [failed]);
+    const second = await callPool(t, "retry", [failed]);
+    expect(second).toBe(first);
+    await runUntil(t, async () => (await completions(t)).length === 2, 5000);
+    await runFor(t, 1000);
+    expect(await completions(t)).toHaveLength(2);
+    expect(probe.attempts.get("twice")).toBe(2);
+    expect(await info(t, failed)).toMatchObject({ retriedAs: first });
+    // once the rerun finished, a third retry of the old job still returns it
+    expect(await callPool(t, "retry", [failed])).toBe(first);
+    const page = await listJobs(t, {
+      outcome: "failed",
+      paginationOpts: { numItems: 10, cursor: null },
+    });
+    expect(page.page).toEqual([expect.objectContaining({ id: failed, retriedAs: first })]);
+  });
+
+  it("keeps the job's dedupeKey: the rerun dedupes as at enqueue", async () => {
+    const t = setup();
+    const dedupeKey = "https://example.com/" + "p".repeat(4_000);
+    const [failed] = await enqueue(t, "action", [{ key: "d1", failTimes: 1 }], {
+      options: { dedupeKey },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    const rerun = await callPool(t, "retry", [failed]);
+    // the rerun is pending with the key: an enqueue with it dedupes into the rerun
+    const [again] = await enqueue(t, "action", [{ key: "d2" }], {
+      options: { dedupeKey, runAfter: 10_000 },
+    });
+    expect(again).toBe(rerun);
+  });
+
+  it("returns the pending job with the kept dedupeKey instead of enqueueing another", async () => {
+    const t = setup();
+    const [failed] = await enqueue(t, "action", [{ key: "e1", failTimes: 1 }], {
+      options: { dedupeKey: "doc-9" },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+    const [waiting] = await enqueue(t, "action", [{ key: "e2" }], {
+      options: { dedupeKey: "doc-9", runAfter: 60_000 },
+    });
+    expect(await callPool(t, "retry", [failed])).toBe(waiting);
+    expect(await info(t, failed)).toMatchObject({ retriedAs: waiting });
   });
 });

@@ -60,7 +60,11 @@ export type KeyStatus = Infer<typeof vKeyStatus>;
  * Validator of what `info` returns (without the `null`): a job's name, function type, state,
  * attempts, timings and, once finished, its result.
  */
-export const vWorkInfo = v.object({ ...vComponentWorkInfo.fields, id: vWorkId });
+export const vWorkInfo = v.object({
+  ...vComponentWorkInfo.fields,
+  id: vWorkId,
+  retriedAs: v.optional(vWorkId),
+});
 /**
  * What `info` returns for a retained job: `{ id, name, fnType, key?, priority, state,
  * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result? }`, `result` being the `RunResult`
@@ -69,7 +73,11 @@ export const vWorkInfo = v.object({ ...vComponentWorkInfo.fields, id: vWorkId })
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
 /** Validator of one job of a `list` page: `info`'s shape, without a success's return value. */
-export const vListedWorkInfo = v.object({ ...vComponentListedWorkInfo.fields, id: vWorkId });
+export const vListedWorkInfo = v.object({
+  ...vComponentListedWorkInfo.fields,
+  id: vWorkId,
+  retriedAs: v.optional(vWorkId),
+});
 /** One job of a `list` page. */
 export type ListedWorkInfo = Infer<typeof vListedWorkInfo>;
 

@@ -32,7 +32,7 @@ import {
   type LogLevel,
 } from "./model/validators.js";
 import { dueSegment } from "./model/segments.js";
-import { findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
+import { checkSameFunction, findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
 import { rerunRequest } from "./api/rerun.js";
 import { validateKey } from "./model/validate.js";
 
@@ -55,6 +55,7 @@ export const enqueue = mutation({
     if (item.dedupeKey !== undefined) {
       const waiting = await findDuplicate(ctx, item.dedupeKey);
       if (waiting !== null) {
+        checkSameFunction(waiting, item);
         if (item.onDuplicate === "replace") {
           const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
           const target = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
@@ -144,7 +145,9 @@ async function applyCancelConfig(
 /**
  * Runs a finished job that failed or was canceled again, as a new job due now, with the same
  * function, args and options (rerun.ts); returns the new job's id. The old job keeps its one
- * onComplete. Anything else (an unknown, unfinished or succeeded job) is rejected naming `id`.
+ * onComplete and records the rerun (`retriedAs`): retrying it again returns that id and creates
+ * nothing. Its dedupeKey is kept and dedupes as at enqueue. Anything else (an unknown, unfinished
+ * or succeeded job) is rejected naming `id`.
  */
 export const retry = mutation({
   args: { id: v.string(), config: v.optional(vConfigUpdate) },
@@ -152,10 +155,27 @@ export const retry = mutation({
   handler: async (ctx, { id, config }): Promise<string> => {
     const now = Date.now();
     if (config) validateConfigUpdate(config, "config.");
-    const item = await rerunRequest(ctx.db, await ctx.db.get("work", parseWorkId(ctx.db, id)), id);
+    const work = await ctx.db.get("work", parseWorkId(ctx.db, id));
+    // Retried already (a double click, a "retry all" run twice): that run is the answer.
+    if (work?.retriedAs !== undefined) {
+      if (config) await applyConfig(ctx, config);
+      return work.retriedAs;
+    }
+    const item = await rerunRequest(ctx.db, work, id);
     const checked = validateEnqueueItem(item, now);
     if (config) await applyConfig(ctx, config);
-    return await enqueueOne(ctx, item, checked, now);
+    // The kept dedupeKey dedupes as at enqueue: a pending job with it is the rerun.
+    const waiting = item.dedupeKey === undefined ? null : await findDuplicate(ctx, item.dedupeKey);
+    let rerun: Id<"work">;
+    if (waiting !== null) {
+      checkSameFunction(waiting, item, "id");
+      rerun = waiting._id;
+    } else {
+      rerun = await enqueueOne(ctx, item, checked, now);
+      if (item.dedupeKey !== undefined) await rememberDedupeKey(ctx, item.dedupeKey, rerun);
+    }
+    await ctx.db.patch("work", work!._id, { retriedAs: rerun });
+    return rerun;
   },
 });
 

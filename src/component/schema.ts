@@ -63,6 +63,9 @@ export default defineSchema({
     priority: vStoredPriority,
     /** The dedupe key it was enqueued with (dedupe.ts), so that deleting it can drop its row. */
     dedupeKey: v.optional(v.string()),
+    /** Set on a finished job that `retry` ran again: the job that run is (a later retry of this
+     * one returns it and creates nothing). */
+    retriedAs: v.optional(v.id("work")),
     /** The time the job's state orders it by: its due time while pending (never before it was
      * enqueued), the start of its attempt while running, when it finished once finished. Written
      * with every change of `state`; `list`, `stats` and recovery read the indexes on it. */
@@ -171,14 +174,24 @@ export default defineSchema({
 
   /**
    * Dedupe keys: one row per key, pointing at the latest job enqueued with it. Written (inserted or
-   * patched) and read only by enqueues with that key, so a lookup conflicts with nothing else; the
-   * loop never touches it. Deleted with the job it points at, by whoever deletes that job (the
-   * sweeper, or delivery).
+   * patched) and read only by enqueues and retries with that key, so a lookup conflicts with
+   * nothing else; the loop never touches it. Deleted with the job it points at, by whoever deletes
+   * that job (the sweeper, or delivery).
+   * A key (up to 4,096 characters: URLs) is found by a hash of it (`by_hash`) and compared in full
+   * (`fullKey`). Rows written before 0.2.0 hold the key in `dedupeKey` (indexed as it is, 256
+   * characters at most) and are still found that way until they are deleted with their job.
    */
   dedupe: defineTable({
-    dedupeKey: v.string(),
+    /** A hash of the key (model/dedupeHash.ts); undefined on rows from before 0.2.0. */
+    hash: v.optional(v.string()),
+    /** The whole key, on rows found by `hash`. */
+    fullKey: v.optional(v.string()),
+    /** The key, on rows from before 0.2.0 only. */
+    dedupeKey: v.optional(v.string()),
     workId: v.id("work"),
-  }).index("by_dedupeKey", ["dedupeKey"]),
+  })
+    .index("by_hash", ["hash"])
+    .index("by_dedupeKey", ["dedupeKey"]),
 
   /**
    * Keyed jobs that are due but may not start yet: their key is at its limit, paused, or has jobs

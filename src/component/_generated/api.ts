@@ -32,6 +32,7 @@ import type * as mainLoop_start from "../mainLoop/start.js";
 import type * as mainLoop_stats from "../mainLoop/stats.js";
 import type * as mainLoop_sweep from "../mainLoop/sweep.js";
 import type * as mainLoop_watchdog from "../mainLoop/watchdog.js";
+import type * as model_dedupeHash from "../model/dedupeHash.js";
 import type * as model_errors from "../model/errors.js";
 import type * as model_logging from "../model/logging.js";
 import type * as model_payloads from "../model/payloads.js";
@@ -77,6 +78,7 @@ const fullApi: ApiFromModules<{
   "mainLoop/stats": typeof mainLoop_stats;
   "mainLoop/sweep": typeof mainLoop_sweep;
   "mainLoop/watchdog": typeof mainLoop_watchdog;
+  "model/dedupeHash": typeof model_dedupeHash;
   "model/errors": typeof model_errors;
   "model/logging": typeof model_logging;
   "model/payloads": typeof model_payloads;

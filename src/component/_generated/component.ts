@@ -70,6 +70,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               | { kind: "success" }
               | { error: string; kind: "failed" }
               | { kind: "canceled" };
+            retriedAs?: string;
             startedAt?: number;
             state: "pending" | "running" | "finished";
           }>;
@@ -253,6 +254,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             | { kind: "success"; returnValue: any }
             | { error: string; kind: "failed" }
             | { kind: "canceled" };
+          retriedAs?: string;
           startedAt?: number;
           state: "pending" | "running" | "finished";
         } | null,

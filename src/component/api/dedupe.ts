@@ -2,7 +2,8 @@
  * Dedupe (debounce): an enqueue with a `dedupeKey` whose job is still waiting for its first start
  * creates nothing and returns that job (with `onDuplicate: "replace"`, after giving it the new
  * args, and the new context, onComplete and due time when the enqueue gives them). Owns the
- * `dedupe` table: one row per key, pointing at the key's latest job. Only enqueue and whoever
+ * `dedupe` table: one row per key (found by a hash of it), pointing at the key's latest job. A
+ * duplicate must run the same function as the job it dedupes into. Only enqueue, retry and whoever
  * deletes finished jobs call this; the loop never reads or writes that table, so a dedupe lookup
  * conflicts only with enqueues of the same key (and "replace" with the loop only on that one job).
  */
@@ -11,7 +12,29 @@ import type { MutationCtx } from "../_generated/server.js";
 import type { CheckedItem, EnqueueItem } from "./enqueue.js";
 import type { Target } from "./kick.js";
 import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { dedupeHash } from "../model/dedupeHash.js";
+import { invalidArgument } from "../model/errors.js";
 import { dueSegment } from "../model/segments.js";
+import { MAX_KEY_LENGTH } from "../model/validate.js";
+
+/** Rows of `dedupe` that one hash value shares before a lookup gives up: each is a collision of
+ * two keys' hashes, which 64 bits make all but impossible; the bound keeps the read bounded. */
+const HASH_ROWS = 8;
+
+/** The `dedupe` row of `dedupeKey`, if any: by its hash, or as a row from before 0.2.0. */
+async function dedupeRow(ctx: MutationCtx, dedupeKey: string): Promise<Doc<"dedupe"> | null> {
+  const sharing = await ctx.db
+    .query("dedupe")
+    .withIndex("by_hash", (q) => q.eq("hash", dedupeHash(dedupeKey)))
+    .take(HASH_ROWS);
+  const row = sharing.find((candidate) => candidate.fullKey === dedupeKey);
+  if (row !== undefined) return row;
+  if (dedupeKey.length > MAX_KEY_LENGTH) return null; // older rows hold short keys only
+  return await ctx.db
+    .query("dedupe")
+    .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", dedupeKey))
+    .first();
+}
 
 /** The job `dedupeKey` points at, if it is pending and has never started, nor been asked to
  * cancel: the job an enqueue with that key dedupes into. */
@@ -19,10 +42,7 @@ export async function findDuplicate(
   ctx: MutationCtx,
   dedupeKey: string,
 ): Promise<Doc<"work"> | null> {
-  const row = await ctx.db
-    .query("dedupe")
-    .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", dedupeKey))
-    .first();
+  const row = await dedupeRow(ctx, dedupeKey);
   if (row === null) return null;
   const work = await ctx.db.get("work", row.workId);
   if (work === null || work.state.kind !== "pending") return null;
@@ -34,18 +54,33 @@ export async function findDuplicate(
   return cancel === null ? work : null;
 }
 
+/** Rejects a duplicate that would run another function than the job it dedupes into: the caller
+ * asked for work the pending job will not do. Writes nothing. */
+export function checkSameFunction(
+  waiting: Doc<"work">,
+  item: Pick<EnqueueItem, "fnHandle" | "fnType" | "dedupeKey">,
+  argument = "dedupeKey",
+): void {
+  if (waiting.fnHandle !== item.fnHandle || waiting.fnType !== item.fnType) {
+    invalidArgument(
+      argument,
+      `a pending job with this dedupeKey runs another function (${waiting.fnName}); a duplicate must run the same one`,
+      item.dedupeKey,
+    );
+  }
+}
+
 /** Points `dedupeKey` at a job just enqueued with it. */
 export async function rememberDedupeKey(
   ctx: MutationCtx,
   dedupeKey: string,
   workId: Id<"work">,
 ): Promise<void> {
-  const row = await ctx.db
-    .query("dedupe")
-    .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", dedupeKey))
-    .first();
-  if (row) await ctx.db.patch("dedupe", row._id, { workId });
-  else await ctx.db.insert("dedupe", { dedupeKey, workId });
+  const row = await dedupeRow(ctx, dedupeKey);
+  const fields = { hash: dedupeHash(dedupeKey), fullKey: dedupeKey, workId };
+  // A row from before 0.2.0 takes the new form as it is reused.
+  if (row) await ctx.db.replace("dedupe", row._id, fields);
+  else await ctx.db.insert("dedupe", fields);
 }
 
 /**
@@ -105,10 +140,7 @@ export async function replaceJob(
 export async function forgetDedupeKeys(ctx: MutationCtx, deleted: Doc<"work">[]): Promise<void> {
   for (const work of deleted) {
     if (work.dedupeKey === undefined) continue;
-    const row = await ctx.db
-      .query("dedupe")
-      .withIndex("by_dedupeKey", (q) => q.eq("dedupeKey", work.dedupeKey!))
-      .first();
+    const row = await dedupeRow(ctx, work.dedupeKey);
     if (row !== null && row.workId === work._id) await ctx.db.delete("dedupe", row._id);
   }
 }

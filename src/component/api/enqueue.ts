@@ -23,6 +23,9 @@ import {
   validateFnArgs,
   validateFunctionHandle,
   validateKey,
+  validateString,
+  MAX_DEDUPE_KEY_LENGTH,
+  MAX_NAME_LENGTH,
   validatePriority,
   validateRetryBehavior,
   validateStatusTtl,
@@ -83,7 +86,10 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
   validateStatusTtl(item.statusTtlMs, `${prefix}statusTtl`);
   if (item.key !== undefined) validateKey(item.key, `${prefix}key`);
   if (item.priority !== undefined) validatePriority(item.priority, `${prefix}priority`);
-  if (item.dedupeKey !== undefined) validateKey(item.dedupeKey, `${prefix}dedupeKey`);
+  if (item.dedupeKey !== undefined) {
+    validateString(item.dedupeKey, MAX_DEDUPE_KEY_LENGTH, `${prefix}dedupeKey`);
+  }
+  validateString(item.fnName, MAX_NAME_LENGTH, `${prefix}name`);
   if (item.onDuplicate !== undefined) {
     if (item.dedupeKey === undefined) {
       invalidArgument(`${prefix}onDuplicate`, "needs a dedupeKey", item.onDuplicate);

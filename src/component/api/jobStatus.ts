@@ -56,6 +56,7 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
     priority: (work.priority ?? "normal") as Priority,
     ...(work.key !== undefined ? { key: work.key } : {}),
     previousAttempts: work.attempts,
+    ...(work.retriedAs !== undefined ? { retriedAs: work.retriedAs as string } : {}),
     // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.
     enqueuedAt: Math.floor(work._creationTime),
   };

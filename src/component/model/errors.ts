@@ -28,10 +28,17 @@ export type InvalidArgumentData = {
   message: string;
 };
 
+/** How much of a bad string value an error shows: enough to recognise it, never a whole 4 KiB key. */
+const SHOWN_VALUE_LENGTH = 100;
+
 /** Throws the error for bad input, naming the argument and the rule it broke. */
 export function invalidArgument(argument: string, rule: string, given: unknown): never {
   const shown =
-    typeof given === "number" || typeof given === "string" ? String(given) : typeof given;
+    typeof given === "string" && given.length > SHOWN_VALUE_LENGTH
+      ? `${given.slice(0, SHOWN_VALUE_LENGTH)}… (${given.length} characters)`
+      : typeof given === "number" || typeof given === "string"
+        ? String(given)
+        : typeof given;
   throw new ConvexError<InvalidArgumentData>({
     kind: INVALID_ARGUMENT,
     argument,

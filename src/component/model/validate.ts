@@ -45,13 +45,22 @@ export function validatePriority(value: string, argument = "priority"): void {
   }
 }
 
-/** The longest key a job may have: long enough for ids and urls, short enough to index cheaply. */
+/** The longest key a job may have: long enough for ids, short enough to index as it is. */
 export const MAX_KEY_LENGTH = 256;
+/** The longest dedupe key: long enough for URLs as they are (it is indexed by a hash). */
+export const MAX_DEDUPE_KEY_LENGTH = 4096;
+/** The longest name a job may have (shown in logs, info and list). */
+export const MAX_NAME_LENGTH = 1024;
+
+/** Checks a string given at enqueue: 1 to `max` characters. */
+export function validateString(value: string, max: number, argument: string): void {
+  if (typeof value !== "string" || value.length < 1 || value.length > max) {
+    invalidArgument(argument, `must be a string of 1 to ${max} characters`, value);
+  }
+}
 
 export function validateKey(value: string, argument = "key"): void {
-  if (typeof value !== "string" || value.length < 1 || value.length > MAX_KEY_LENGTH) {
-    invalidArgument(argument, `must be a string of 1 to ${MAX_KEY_LENGTH} characters`, value);
-  }
+  validateString(value, MAX_KEY_LENGTH, argument);
 }
 
 export function validateRetryBehavior(value: RetryBehavior, argument = "retryBehavior"): void {

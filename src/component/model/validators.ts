@@ -181,6 +181,8 @@ export const vWorkInfo = v.object({
   finishedAt: v.optional(v.number()),
   /** The result onComplete got, while the job's status is retained. */
   result: v.optional(vResult),
+  /** The job `retry` ran this one again as, once it did (a later retry returns the same). */
+  retriedAs: v.optional(v.string()),
 });
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
