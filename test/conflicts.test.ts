@@ -247,3 +247,23 @@ describe("our pool: the enqueue path against the running loop", () => {
     expect(expectNoConflictWithTheLoop(txs).enqueueLoop.conflicts).toBe(0);
   });
 });
+
+describe("our pool: enqueues into one key", () => {
+  it("touch the key's ledger only when they already share an enqueueCounts shard", async () => {
+    const txs = await stream(JOBS, () => ({ key: "hot" }), poolOptions);
+    const pairs = potentialConflicts(txs, SEGMENT_MS).filter(
+      (p) => isEnqueue(p.a) && isEnqueue(p.b),
+    );
+    expect(pairs.reduce((n, p) => n + p.overlapping, 0)).toBeGreaterThan(JOBS);
+    /** Conflicting pairs of enqueues with a collision on `table`. */
+    const through = (table: string) =>
+      pairs.reduce(
+        (n, p) =>
+          n +
+          p.causes.filter((c) => c.cause.includes(`:${table}`)).reduce((m, c) => m + c.pairs, 0),
+        0,
+      );
+    // One shared ledger row per key made every overlapping pair of them conflict.
+    expect(through("keyLedger")).toBeLessThanOrEqual(through("enqueueCounts"));
+  });
+});

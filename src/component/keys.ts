@@ -11,6 +11,7 @@ import type { Doc } from "./_generated/dataModel.js";
 import { mutation, query, type MutationCtx } from "./_generated/server.js";
 import { applyConfig, readConfig } from "./config.js";
 import { claimSegment } from "./api/kick.js";
+import { keyLedgerTotals } from "./api/keyLedger.js";
 import { validateKey, validateKeyParallelism } from "./model/validate.js";
 
 /** What `keyStatus` returns. */
@@ -27,7 +28,8 @@ export const vKeyStatus = v.object({
   parallelism: v.number(),
 });
 
-/** A key's progress, from three single-row reads: its cost does not grow with its backlog. */
+/** A key's progress, from two single-row reads and its ledger's rows (at most one per shard): its
+ * cost does not grow with its backlog. */
 export const keyStatus = query({
   args: { key: v.string() },
   returns: vKeyStatus,
@@ -38,10 +40,7 @@ export const keyStatus = query({
         .query("keyState")
         .withIndex("by_key", (q) => q.eq("key", key))
         .first(),
-      ctx.db
-        .query("keyLedger")
-        .withIndex("by_key", (q) => q.eq("key", key))
-        .first(),
+      keyLedgerTotals(ctx.db, key),
       ctx.db
         .query("keySettings")
         .withIndex("by_key", (q) => q.eq("key", key))

@@ -251,18 +251,25 @@ export default defineSchema({
   }).index("by_key", ["key"]),
 
   /**
-   * Each key's enqueues and sweeps, counted by those callers: one row per key. Written by enqueue
-   * (`enqueued`) and the sweeper (`swept*`), never read by the loop, so an enqueue conflicts with
-   * nothing the loop does. Read by `keyStatus` and the sweeper. Deleted by the sweeper (with the
-   * key's `keyState`) once every job of the key was swept.
+   * Each key's enqueues and sweeps, counted by those callers: up to ENQUEUE_COUNT_SHARDS rows per
+   * key, one per shard. An enqueue call adds its count to its own shard's row (the shard of its
+   * `enqueueCounts` row), so concurrent enqueues into one key (a key used to throttle an API) touch
+   * the same row only when they already touch the same `enqueueCounts` row: 1 time in 16. Never
+   * read by the loop. Read by `keyStatus` (all of the key's rows, a constant number) and the
+   * sweeper, which adds its counts to one row and deletes them all (with the key's `keyState`)
+   * once every job of the key was swept. Rows from before 0.2.0 have no shard.
    */
   keyLedger: defineTable({
     key: v.string(),
+    /** The row's shard; undefined on a row from before 0.2.0 (one per key). */
+    shard: v.optional(v.number()),
     enqueued: v.number(),
     sweptSucceeded: v.number(),
     sweptFailed: v.number(),
     sweptCanceled: v.number(),
-  }).index("by_key", ["key"]),
+  })
+    .index("by_key", ["key"])
+    .index("by_keyShard", ["key", "shard"]),
 
   /**
    * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,

@@ -11,6 +11,7 @@
 import type * as api_dedupe from "../api/dedupe.js";
 import type * as api_enqueue from "../api/enqueue.js";
 import type * as api_jobStatus from "../api/jobStatus.js";
+import type * as api_keyLedger from "../api/keyLedger.js";
 import type * as api_kick from "../api/kick.js";
 import type * as api_rerun from "../api/rerun.js";
 import type * as complete from "../complete.js";
@@ -57,6 +58,7 @@ const fullApi: ApiFromModules<{
   "api/dedupe": typeof api_dedupe;
   "api/enqueue": typeof api_enqueue;
   "api/jobStatus": typeof api_jobStatus;
+  "api/keyLedger": typeof api_keyLedger;
   "api/kick": typeof api_kick;
   "api/rerun": typeof api_rerun;
   complete: typeof complete;

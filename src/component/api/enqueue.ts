@@ -209,13 +209,14 @@ export async function countEnqueues(
   for (const [key, count] of perKey) {
     const ledger = await ctx.db
       .query("keyLedger")
-      .withIndex("by_key", (q) => q.eq("key", key))
+      .withIndex("by_keyShard", (q) => q.eq("key", key).eq("shard", shard))
       .first();
     if (ledger) {
       await ctx.db.patch("keyLedger", ledger._id, { enqueued: ledger.enqueued + count });
     } else {
       await ctx.db.insert("keyLedger", {
         key,
+        shard,
         enqueued: count,
         sweptSucceeded: 0,
         sweptFailed: 0,

@@ -12,6 +12,7 @@ import type { Doc } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import type { Pass } from "./pass.js";
+import { keyLedgerRows, sumLedger } from "../api/keyLedger.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
 export const SWEEP_BATCH = 50;
@@ -86,21 +87,25 @@ export async function countSwept(ctx: MutationCtx, deleted: Doc<"work">[]): Prom
 /** Adds to one key's swept counts; deletes the key's ledger and loop counts once every job the
  * key ever had was swept: the key is then as if never used (its settings, if any, stay). */
 async function countKeySwept(ctx: MutationCtx, key: string, counts: SweptCounts): Promise<void> {
-  const ledger = await ctx.db
-    .query("keyLedger")
-    .withIndex("by_key", (q) => q.eq("key", key))
-    .first();
-  if (ledger === null) return;
-  const next = {
-    sweptSucceeded: ledger.sweptSucceeded + counts.succeeded,
-    sweptFailed: ledger.sweptFailed + counts.failed,
-    sweptCanceled: ledger.sweptCanceled + counts.canceled,
+  const rows = await keyLedgerRows(ctx.db, key);
+  if (rows.length === 0) return;
+  const totals = sumLedger(rows);
+  const swept = {
+    sweptSucceeded: totals.sweptSucceeded + counts.succeeded,
+    sweptFailed: totals.sweptFailed + counts.failed,
+    sweptCanceled: totals.sweptCanceled + counts.canceled,
   };
-  if (next.sweptSucceeded + next.sweptFailed + next.sweptCanceled < ledger.enqueued) {
-    await ctx.db.patch("keyLedger", ledger._id, next);
+  if (swept.sweptSucceeded + swept.sweptFailed + swept.sweptCanceled < totals.enqueued) {
+    // The swept counts live on one row (the sweeper runs alone; enqueues write only `enqueued`).
+    const [first] = rows;
+    await ctx.db.patch("keyLedger", first._id, {
+      sweptSucceeded: first.sweptSucceeded + counts.succeeded,
+      sweptFailed: first.sweptFailed + counts.failed,
+      sweptCanceled: first.sweptCanceled + counts.canceled,
+    });
     return;
   }
-  await ctx.db.delete("keyLedger", ledger._id);
+  for (const row of rows) await ctx.db.delete("keyLedger", row._id);
   const state = await ctx.db
     .query("keyState")
     .withIndex("by_key", (q) => q.eq("key", key))
