@@ -131,12 +131,18 @@ describe("snooze", () => {
     expect(await outcomes(t)).toEqual({ s: "success" });
   });
 
-  it("a bad delay fails the run with an error naming delayMs", async () => {
-    const t = setup();
-    await enqueue(t, "action", [{ key: "bad", snoozeTimes: 1, snoozeMs: -5 }]);
-    await runUntil(t, async () => (await completions(t)).length === 1, 5000);
-    const [done] = await completions(t);
-    expect(done.result).toMatchObject({ kind: "failed" });
-    expect(done.result.error).toMatch(/invalid SnoozeError delayMs/);
-  });
+  for (const [what, snoozeMs, rule] of [
+    ["negative", -5, /finite number ≥ 0/],
+    ["over 30 days", 31 * 24 * 60 * 60 * 1000, /at most 2592000000 ms/],
+  ] as const) {
+    it(`a ${what} delay fails the run with an error naming delayMs`, async () => {
+      const t = setup();
+      await enqueue(t, "action", [{ key: "bad", snoozeTimes: 1, snoozeMs }]);
+      await runUntil(t, async () => (await completions(t)).length === 1, 5000);
+      const [done] = await completions(t);
+      expect(done.result).toMatchObject({ kind: "failed" });
+      expect(done.result.error).toMatch(/invalid SnoozeError delayMs/);
+      expect(done.result.error).toMatch(rule);
+    });
+  }
 });

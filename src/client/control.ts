@@ -10,6 +10,7 @@
  */
 import type { PaginationResult } from "convex/server";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
+import { validateListFilter } from "../component/model/validate.js";
 import type {
   ActionCtx,
   AnyCtx,
@@ -131,6 +132,7 @@ export class WorkpoolControl {
    * without a success's return value. At most 1,000 jobs a page.
    */
   async list(ctx: AnyCtx, args: ListArgs): Promise<PaginationResult<ListedWorkInfo>> {
+    validateListFilter(args);
     return (await ctx.runQuery(
       this.component.inspect.list,
       args,

@@ -39,6 +39,9 @@ import { validateKey } from "./model/validate.js";
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
  * a transaction well inside Convex's limits. */
 export const DEFAULT_CANCEL_ALL_BATCH = 500;
+/** The most jobs one cancelAll transaction marks: about 4,000 reads and writes, a quarter of
+ * Convex's per-transaction limits. */
+export const MAX_CANCEL_ALL_BATCH = 1000;
 /** The most ids one statusBatch call looks up (one read each). */
 export const MAX_STATUS_BATCH = 1000;
 
@@ -217,8 +220,8 @@ export const cancelAll = mutation({
   returns: v.null(),
   handler: async (ctx, { limit, before, key, config, logLevel }) => {
     const batch = limit ?? DEFAULT_CANCEL_ALL_BATCH;
-    if (!Number.isInteger(batch) || batch < 1) {
-      invalidArgument("limit", "must be a whole number ≥ 1", batch);
+    if (!Number.isInteger(batch) || batch < 1 || batch > MAX_CANCEL_ALL_BATCH) {
+      invalidArgument("limit", `must be a whole number from 1 to ${MAX_CANCEL_ALL_BATCH}`, batch);
     }
     if (before !== undefined && !Number.isFinite(before)) {
       invalidArgument("before", "must be a finite number", before);

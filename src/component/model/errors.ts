@@ -3,6 +3,7 @@
  * an exported guard for each. Owns no state.
  */
 import { ConvexError } from "convex/values";
+import { MAX_DELAY_MS } from "./retry.js";
 
 const INVALID_ARGUMENT = "workpool/InvalidArgument";
 /** The wire form of a non-retryable error, shared with @convex-dev/workpool (API-COMPAT.md): a
@@ -27,6 +28,9 @@ export type InvalidArgumentData = {
   /** What the rule is and what was given. */
   message: string;
 };
+
+/** The longest snooze: the pool's longest wait. */
+export const MAX_SNOOZE_MS = MAX_DELAY_MS;
 
 /** How much of a bad string value an error shows: enough to recognise it, never a whole 4 KiB key. */
 const SHOWN_VALUE_LENGTH = 100;
@@ -84,6 +88,13 @@ export class SnoozeError extends ConvexError<{
   constructor(delayMs: number) {
     if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
       invalidArgument("SnoozeError delayMs", "must be a finite number ≥ 0", delayMs);
+    }
+    if (delayMs > MAX_SNOOZE_MS) {
+      invalidArgument(
+        "SnoozeError delayMs",
+        `must be at most ${MAX_SNOOZE_MS} ms (30 days)`,
+        delayMs,
+      );
     }
     const message = `workpool: snoozed for ${delayMs} ms`;
     super({ kind: SNOOZE, delayMs, message });

@@ -8,10 +8,17 @@ import type { AttemptResult, RetryBehavior, RunResult } from "./validators.js";
  * failures over time so that their retries do not arrive together. */
 export const JITTER_FRACTION = 0.5;
 
+/** The longest wait the pool schedules for a retry's backoff or a snooze: a month is past any
+ * sensible wait, and keeps every due time finite and well inside what the scheduler takes (an
+ * exponential backoff overflows to Infinity after enough attempts). */
+export const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+
 /**
  * The wait before attempt `failedAttempts + 1`, after `failedAttempts` (≥ 1) failed attempts:
- * `initialBackoffMs * base^(failedAttempts-1)`, at most `maxBackoffMs` when the behavior has one,
- * scaled by a factor in [1 - JITTER, 1 + JITTER).
+ * about `initialBackoffMs * base^(failedAttempts-1)`, spread by ±JITTER_FRACTION, and never more
+ * than `maxBackoffMs` (when the behavior has one) nor MAX_DELAY_MS, jitter included. A wait that
+ * reaches the cap is drawn from [cap × (1 - JITTER_FRACTION), cap), so that a burst of capped
+ * retries still spreads out instead of arriving together.
  * `random` is a number in [0, 1), e.g. Math.random().
  */
 export function nextRetryDelayMs(
@@ -19,12 +26,14 @@ export function nextRetryDelayMs(
   behavior: RetryBehavior,
   random: number,
 ): number {
-  const nominal = Math.min(
-    behavior.initialBackoffMs * Math.pow(behavior.base, failedAttempts - 1),
-    behavior.maxBackoffMs ?? Number.POSITIVE_INFINITY,
-  );
-  const factor = 1 - JITTER_FRACTION + 2 * JITTER_FRACTION * random;
-  return Math.round(nominal * factor);
+  const cap = Math.min(behavior.maxBackoffMs ?? MAX_DELAY_MS, MAX_DELAY_MS);
+  const nominal =
+    behavior.initialBackoffMs === 0
+      ? 0
+      : behavior.initialBackoffMs * Math.pow(behavior.base, failedAttempts - 1);
+  const upper = Math.min(nominal * (1 + JITTER_FRACTION), cap);
+  const lower = (1 - JITTER_FRACTION) * Math.min(nominal, cap);
+  return Math.min(Math.round(lower + (upper - lower) * random), cap);
 }
 
 /** What the loop does with a reported attempt. */
@@ -51,7 +60,7 @@ export function decideCompletion(
   if (outcome.kind === "snoozed") {
     return job.canceled
       ? { kind: "finish", result: { kind: "canceled" } }
-      : { kind: "snooze", delayMs: outcome.delayMs };
+      : { kind: "snooze", delayMs: Math.min(Math.max(0, outcome.delayMs), MAX_DELAY_MS) };
   }
   const behavior = job.retryBehavior;
   const retryable =

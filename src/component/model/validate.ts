@@ -135,3 +135,16 @@ export function validateFnArgs(value: unknown, argument: string): void {
     );
   }
 }
+
+const LIST_STATES: readonly string[] = ["pending", "running", "finished"];
+const OUTCOMES: readonly string[] = ["success", "failed", "canceled"];
+
+/** Checks `list`'s filters before Convex's validator sees them, so a bad one is named. */
+export function validateListFilter(filter: { state?: unknown; outcome?: unknown }): void {
+  if (filter.state !== undefined && !LIST_STATES.includes(filter.state as string)) {
+    invalidArgument("state", 'must be "pending", "running" or "finished"', filter.state);
+  }
+  if (filter.outcome !== undefined && !OUTCOMES.includes(filter.outcome as string)) {
+    invalidArgument("outcome", 'must be "success", "failed" or "canceled"', filter.outcome);
+  }
+}
