@@ -18,6 +18,17 @@ import { valueSizeBytes } from "../model/payloads.js";
  * per transaction, whatever sizes the rows reach within their own caps. */
 export const BATCH_READ_BYTES = 2 * 1024 * 1024;
 
+/** Bytes a pass may have read before its start stage stops taking more work (the rest waits for
+ * the next pass, at once): half of Convex's 16 MiB, leaving the later stages their room. Rows are
+ * capped in size (payloads.ts, errors.ts), so this binds only in a pass full of large rows. */
+export const PASS_READ_BYTES = 8 * 1024 * 1024;
+
+/** True once the pass has read PASS_READ_BYTES. */
+export async function passReadSpent(pass: Pass): Promise<boolean> {
+  const { bytesRead } = await pass.ctx.meta.getTransactionMetrics();
+  return bytesRead.used >= PASS_READ_BYTES;
+}
+
 /**
  * Rows of `query`, in its order, until `maxRows` were taken or their bytes reached `maxBytes`.
  * `full` is true when it stopped on either limit (more may wait). Every batch a pass reads goes

@@ -21,7 +21,14 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import { advanceCursor, countDueStarts, readDueStarts, startCursorOf, type Pass } from "./pass.js";
+import {
+  advanceCursor,
+  countDueStarts,
+  passReadSpent,
+  readDueStarts,
+  startCursorOf,
+  type Pass,
+} from "./pass.js";
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
@@ -132,6 +139,8 @@ async function startLevel(
       exhausted = true;
       break;
     }
+    // A pass full of large rows stops here; the next pass (at once) goes on from the cursor.
+    if (await passReadSpent(pass)) break;
   }
   // The level's pendingStart rows below the first one that may be left are gone.
   advanceCursor(pass, startCursorOf(level), dueLeftAt ?? pass.segment);
