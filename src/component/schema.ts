@@ -1,4 +1,8 @@
 /**
+ * Over 400 lines on purpose: every table with its doc comment (who writes it, who reads it, when
+ * rows are deleted) in one file, as Convex's one schema module, so the whole data model reads in
+ * one place; the map in README.md points here.
+ *
  * The component's tables. Outside callers (enqueue, cancel, workers) only ever append rows to the
  * three pending tables, into time segments the loop is not reading; only the loop (`mainLoop/`) moves a
  * job into or out of "running" and drains those tables.
