@@ -60,6 +60,20 @@ export const vOnComplete = vOnCompleteArgs();
 /** @deprecated The peer's older name of `vOnCompleteArgs`. */
 export const vOnCompleteValidator = vOnCompleteArgs;
 
+/** What `defineOnComplete` takes: the context and return value validators, and the handler. */
+export type DefineOnCompleteArgs<
+  DataModel extends GenericDataModel,
+  VContext extends Validator<any, any, any>,
+  VReturnValue extends Validator<any, any, any>,
+> = {
+  context?: VContext;
+  handler: (
+    ctx: GenericMutationCtx<DataModel>,
+    args: { workId: WorkId; context: Infer<VContext>; result: RunResult<Infer<VReturnValue>> },
+  ) => Promise<void>;
+  returnValue?: VReturnValue;
+};
+
 /**
  * The internal mutation `Workpool.defineOnComplete` returns (see its doc comment): checks its
  * arguments with `vOnCompleteArgs(context, returnValue)`, runs `handler` and returns null.
@@ -72,14 +86,11 @@ export function defineOnCompleteMutation<
   context,
   handler,
   returnValue,
-}: {
-  context?: VContext;
-  handler: (
-    ctx: GenericMutationCtx<DataModel>,
-    args: { workId: WorkId; context: Infer<VContext>; result: RunResult<Infer<VReturnValue>> },
-  ) => Promise<void>;
-  returnValue?: VReturnValue;
-}): RegisteredMutation<"internal", OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>, null> {
+}: DefineOnCompleteArgs<DataModel, VContext, VReturnValue>): RegisteredMutation<
+  "internal",
+  OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>,
+  null
+> {
   return internalMutationGeneric({
     args: vOnCompleteArgs(context, returnValue),
     handler: async (ctx: GenericMutationCtx<DataModel>, args: any) => {

@@ -15,15 +15,17 @@ import type {
   FunctionType,
   FunctionVisibility,
   GenericDataModel,
-  GenericMutationCtx,
   RegisteredMutation,
 } from "convex/server";
 import type { Infer, Validator, VAny } from "convex/values";
 import { DEFAULT_STATUS_TTL_MS } from "../component/api/enqueue.js";
-import type { RunResult } from "../component/model/validators.js";
 import { WorkpoolControl } from "./control.js";
 import { enqueue, enqueueBatch } from "./enqueue.js";
-import { defineOnCompleteMutation, type OnCompleteArgs } from "./onComplete.js";
+import {
+  defineOnCompleteMutation,
+  type DefineOnCompleteArgs,
+  type OnCompleteArgs,
+} from "./onComplete.js";
 import {
   retryBehaviorFor,
   type EnqueueOptions,
@@ -156,14 +158,11 @@ export class Workpool extends WorkpoolControl {
     context,
     handler,
     returnValue,
-  }: {
-    context?: VContext;
-    handler: (
-      ctx: GenericMutationCtx<DataModel>,
-      args: { workId: WorkId; context: Infer<VContext>; result: RunResult<Infer<VReturnValue>> },
-    ) => Promise<void>;
-    returnValue?: VReturnValue;
-  }): RegisteredMutation<"internal", OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>, null> {
+  }: DefineOnCompleteArgs<DataModel, VContext, VReturnValue>): RegisteredMutation<
+    "internal",
+    OnCompleteArgs<Infer<VContext>, Infer<VReturnValue>>,
+    null
+  > {
     return defineOnCompleteMutation({ context, handler, returnValue });
   }
 
