@@ -152,17 +152,28 @@ const PACKAGE_CHECKS = {
 import type { WorkpoolComponent } from "convex-workpool";
 import workpoolConfig from "convex-workpool/convex.config";
 import workpoolConfigJs from "convex-workpool/convex.config.js";
-import workpoolTest, { loadModules, register, type RegisterOptions } from "convex-workpool/test";
+import workpoolTest, {
+  loadModules,
+  register,
+  runPool,
+  type RegisterOptions,
+  type RunPoolOptions,
+} from "convex-workpool/test";
 
 export const sameConfig: typeof workpoolConfigJs = workpoolConfig;
 export const component: ComponentApi = null as unknown as WorkpoolComponent;
 export const registerFn: typeof register = workpoolTest.register;
 export const loadFn: typeof loadModules = workpoolTest.loadModules;
+export const runFn: typeof runPool = workpoolTest.runPool;
+export const steps: RunPoolOptions = { stepMs: 20 };
 export const quiet: RegisterOptions = { logLevel: "WARN" };
 export const hasSchema: object = workpoolTest.schema;
 export const hasModules: Record<string, () => Promise<unknown>> = workpoolTest.modules;
 `,
 };
+
+/** Documents whose apps must have tests that run (a guide that teaches testing, say). */
+const DOCS_WITH_TESTS = ["docs/testing.md"];
 
 /** The documents whose code blocks make apps: README.md and docs/*.md. */
 function readDocs() {
@@ -302,6 +313,7 @@ async function main() {
     for (const [rel, text] of Object.entries(files))
       write(path.join(app, "apps", appDirName(doc)), rel, text);
   }
+  for (const doc of DOCS_WITH_TESTS) if (!(doc in apps)) fail(`${doc} shows no app to test`);
   const blockCount = Object.values(apps).reduce((n, a) => n + a.blocks, 0);
   log(
     `docs: ${blockCount} TypeScript blocks in ${Object.keys(apps).length} apps (${Object.entries(
@@ -387,7 +399,10 @@ async function main() {
       run(tsc, ["--noEmit", "-p", "tsconfig.json"], dir);
     }
     const tests = Object.keys(files).filter((f) => /\.test\.tsx?$/.test(f));
-    if (tests.length === 0) continue;
+    if (tests.length === 0) {
+      if (DOCS_WITH_TESTS.includes(doc)) fail(`${doc} shows no test file`);
+      continue;
+    }
     if (!("vitest.config.ts" in files))
       fail(`${doc}: tests (${tests.join(", ")}) but no vitest.config.ts`);
     log(`${doc}: vitest run: ${vitestIn(dir, app)}`);
