@@ -5,11 +5,14 @@
 //   - every path in the `exports` map resolves to a file inside the installed package;
 //   - the packed file list has no tests and has what `./test` needs (src/test.ts, src/component);
 //   - convex's own bundler accepts the installed component directory (entry points + esbuild);
-//   - README.md: every TypeScript block is written into an app (`readme/`) as its
-//     `<!-- file: path -->` marker says, which type-checks under `strict` (skipLibCheck off, so our
-//     .d.ts files are checked too) and whose test — the README's — passes under vitest; the other
-//     entry points (`convex-workpool/convex.config`, `./test`, the `ComponentApi` type) type-check
-//     under moduleResolution Bundler and NodeNext;
+//   - README.md and docs/*.md: every TypeScript block is written into its document's app
+//     (`apps/<doc>/`) as its `<!-- file: path -->` marker says (scripts/doc-apps.mjs has the
+//     rules); all the apps type-check under `strict` in one tsc run (skipLibCheck off, so our .d.ts
+//     files are checked too); an app that shows its own tsconfig.json type-checks with it as well,
+//     one that shows a package.json names versions of its dependencies that the ones installed
+//     here satisfy, and one that shows a vitest.config.ts runs its tests, which must pass; the
+//     other entry points (`convex-workpool/convex.config`, `./test`, the `ComponentApi` type)
+//     type-check under moduleResolution Bundler and NodeNext;
 //   - example/: a copy (`example/`) type-checks with its own tsconfig and its tests pass against
 //     the installed package, and its package.json installs the tarball this build packs.
 // Plain node (child_process), because `npm test`'s vitest runs in edge-runtime and can't spawn.
@@ -21,6 +24,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { DocError, docApps } from "./doc-apps.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
@@ -34,9 +38,11 @@ const DEPS = [
   "@edge-runtime/vm",
   "typescript",
   "@types/node",
-  // The README's React admin page (src/AdminPage.tsx) is type-checked too.
+  // docs/operating.md's React admin page (src/AdminPage.tsx) is type-checked too,
+  // and docs/migrating.md's app runs the peer's pool beside ours.
   "react",
   "@types/react",
+  "@convex-dev/workpool",
 ];
 
 function elapsed() {
@@ -96,8 +102,9 @@ function exportTargets(exportsMap) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The temporary app: dependencies at its root, the README's app in readme/, the example in example/
-// (both resolve packages from the root's node_modules).
+// The temporary app: dependencies at its root, the documents' apps in apps/, the entry-point checks
+// in entrypoints/, the example in a folder of its own (all resolve packages from the root's
+// node_modules, but the example, which installs its own).
 
 const ROOT_PACKAGE_JSON = JSON.stringify(
   { name: "workpool-package-test-app", private: true, type: "module" },
@@ -105,8 +112,9 @@ const ROOT_PACKAGE_JSON = JSON.stringify(
   2,
 );
 
-/** What the README does not show but an app has: codegen's generic files, and the TS settings. */
-const README_APP_EXTRAS = {
+/** What no document shows: the settings of the one tsc run over every app, and the type-level
+ * checks of the package's other entry points. */
+const PACKAGE_CHECKS = {
   "tsconfig.json": JSON.stringify(
     {
       compilerOptions: {
@@ -121,7 +129,7 @@ const README_APP_EXTRAS = {
         jsx: "react-jsx",
         types: ["node"],
       },
-      include: ["convex", "src", "vitest.config.ts"],
+      include: ["entrypoints", "apps"],
     },
     null,
     2,
@@ -133,60 +141,87 @@ const README_APP_EXTRAS = {
       extends: "./tsconfig.json",
       // Declaration files were checked by the first pass; this one is about resolution only.
       compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", skipLibCheck: true },
-      include: ["convex/entrypoints.ts"],
+      include: ["entrypoints"],
     },
     null,
     2,
   ),
 
   // Type-level checks of the other entry points (never run).
-  "convex/entrypoints.ts": `import type { ComponentApi } from "convex-workpool/_generated/component.js";
+  "entrypoints/entrypoints.ts": `import type { ComponentApi } from "convex-workpool/_generated/component.js";
 import type { WorkpoolComponent } from "convex-workpool";
 import workpoolConfig from "convex-workpool/convex.config";
 import workpoolConfigJs from "convex-workpool/convex.config.js";
-import workpoolTest, { loadModules, register, type RegisterOptions } from "convex-workpool/test";
+import workpoolTest, {
+  loadModules,
+  register,
+  runPool,
+  type RegisterOptions,
+  type RunPoolOptions,
+} from "convex-workpool/test";
 
 export const sameConfig: typeof workpoolConfigJs = workpoolConfig;
 export const component: ComponentApi = null as unknown as WorkpoolComponent;
 export const registerFn: typeof register = workpoolTest.register;
 export const loadFn: typeof loadModules = workpoolTest.loadModules;
+export const runFn: typeof runPool = workpoolTest.runPool;
+export const steps: RunPoolOptions = { stepMs: 20 };
 export const quiet: RegisterOptions = { logLevel: "WARN" };
 export const hasSchema: object = workpoolTest.schema;
 export const hasModules: Record<string, () => Promise<unknown>> = workpoolTest.modules;
 `,
 };
 
-/** codegen's generic `_generated` files, as the example app has them. */
-const GENERIC_GENERATED = ["server.ts", "dataModel.ts"];
+/** Documents whose apps must have tests that run (a guide that teaches testing, say). */
+const DOCS_WITH_TESTS = ["docs/testing.md"];
 
-/**
- * The README's TypeScript blocks, as files: each \`\`\`ts block must follow a
- * `<!-- file: path -->` marker (a new file) or `<!-- file: path (continued) -->` (appended to it).
- */
-function readmeFiles(readme) {
-  const files = {};
-  const fence = /^```(\w*)\n([\s\S]*?)^```$/gm;
-  let m;
-  while ((m = fence.exec(readme)) !== null) {
-    const lang = m[1];
-    if (lang !== "ts" && lang !== "typescript" && lang !== "tsx") continue;
-    const before = readme.slice(0, m.index).trimEnd();
-    const marker = /<!-- file: (\S+)( \(continued\))? -->$/.exec(before);
-    const line = readme.slice(0, m.index).split("\n").length;
-    if (!marker) fail(`README.md:${line}: a TypeScript block without a <!-- file: path --> marker`);
-    const [, file, continued] = marker;
-    if (continued) {
-      if (!(file in files)) fail(`README.md:${line}: continues ${file}, which no block started`);
-      files[file] += `\n${m[2]}`;
-    } else {
-      if (file in files) fail(`README.md:${line}: ${file} started twice`);
-      files[file] = m[2];
+/** The documents whose code blocks make apps: README.md and docs/*.md. */
+function readDocs() {
+  const docs = ["README.md"];
+  for (const f of fs.readdirSync(path.join(repo, "docs")).sort()) {
+    if (f.endsWith(".md")) docs.push(`docs/${f}`);
+  }
+  return Object.fromEntries(docs.map((d) => [d, fs.readFileSync(path.join(repo, d), "utf8")]));
+}
+
+/** A document's app folder: `apps/readme`, `apps/docs-testing`, ... */
+function appDirName(doc) {
+  return doc === "README.md" ? "readme" : doc.replace(/\.md$/, "").replaceAll("/", "-");
+}
+
+/** Whether `version` (x.y.z) satisfies `range`; only caret ranges (^x.y.z), as npm writes them. */
+function satisfiesCaret(version, range) {
+  const m = /^\^(\d+)\.(\d+)\.(\d+)$/.exec(range);
+  if (!m) return false;
+  const want = m.slice(1).map(Number);
+  const have = version.split(/[.-]/).slice(0, 3).map(Number);
+  const cmp = have[0] - want[0] || have[1] - want[1] || have[2] - want[2];
+  if (cmp < 0) return false;
+  if (want[0] > 0) return have[0] === want[0];
+  if (want[1] > 0) return have[0] === 0 && have[1] === want[1];
+  return have[0] === 0 && have[1] === 0 && have[2] === want[2];
+}
+
+/** A document's package.json installs what the package test installed: the packed tarball, and
+ * versions of the tools that the repo's satisfy. */
+function checkAppPackageJson(doc, text, tarballName, installedVersions) {
+  const pkg = JSON.parse(text);
+  const deps = { ...pkg.dependencies, ...pkg.devDependencies };
+  for (const [name, range] of Object.entries(deps)) {
+    if (name === "convex-workpool") {
+      if (!range.startsWith("file:") || path.basename(range) !== tarballName) {
+        fail(
+          `${doc}: package.json installs convex-workpool from ${range}, not the ${tarballName} npm pack writes`,
+        );
+      }
+      continue;
     }
+    const version = installedVersions[name];
+    if (version === undefined)
+      fail(`${doc}: package.json needs ${name}, which the package test does not install`);
+    if (!satisfiesCaret(version, range))
+      fail(`${doc}: package.json wants ${name}@${range}; the repo's is ${version}`);
   }
-  for (const need of ["convex/convex.config.ts", "convex/emails.ts", "convex/emails.test.ts"]) {
-    if (!(need in files)) fail(`README.md has no block for ${need}`);
-  }
-  return files;
 }
 
 /** Copies example/ (without the in-repo tsconfig overlay or an install) to `target`. */
@@ -266,18 +301,27 @@ async function main() {
   // A fresh app, with the tarball and the repo's versions of the tools.
   const app = mkTmp("workpool-app-");
   write(app, "package.json", ROOT_PACKAGE_JSON);
-  const readmeApp = path.join(app, "readme");
-  const readme = readmeFiles(fs.readFileSync(path.join(repo, "README.md"), "utf8"));
-  for (const [rel, text] of Object.entries({ ...readme, ...README_APP_EXTRAS })) {
-    write(readmeApp, rel, text);
+  for (const [rel, text] of Object.entries(PACKAGE_CHECKS)) write(app, rel, text);
+  let apps;
+  try {
+    apps = docApps(readDocs());
+  } catch (e) {
+    if (e instanceof DocError) fail(e.message);
+    throw e;
   }
-  for (const f of GENERIC_GENERATED) {
-    fs.copyFileSync(
-      path.join(repo, "example/convex/_generated", f),
-      path.join(readmeApp, "convex/_generated", f),
-    );
+  for (const [doc, { files }] of Object.entries(apps)) {
+    for (const [rel, text] of Object.entries(files))
+      write(path.join(app, "apps", appDirName(doc)), rel, text);
   }
-  log(`README: ${Object.keys(readme).length} files from its TypeScript blocks`);
+  for (const doc of DOCS_WITH_TESTS) if (!(doc in apps)) fail(`${doc} shows no app to test`);
+  const blockCount = Object.values(apps).reduce((n, a) => n + a.blocks, 0);
+  log(
+    `docs: ${blockCount} TypeScript blocks in ${Object.keys(apps).length} apps (${Object.entries(
+      apps,
+    )
+      .map(([doc, a]) => `${doc} ${a.blocks}`)
+      .join(", ")})`,
+  );
   // example/README.md's "Deploying it for real": the tarball beside a copy of example/.
   const exampleParent = mkTmp("workpool-example-");
   fs.copyFileSync(tarball, path.join(exampleParent, packed.filename));
@@ -338,11 +382,31 @@ async function main() {
   await checkConvexBundler(app, componentDir, distComponent);
 
   const tsc = path.join(app, "node_modules", ".bin", "tsc");
-  log("README app: tsc --noEmit (strict, moduleResolution Bundler)");
-  run(tsc, ["--noEmit", "-p", "tsconfig.json"], readmeApp);
-  log("README app: the entry points under moduleResolution NodeNext");
-  run(tsc, ["--noEmit", "-p", "tsconfig.nodenext.json"], readmeApp);
-  log(`README app: vitest run: ${vitestIn(readmeApp, app)}`);
+  log("docs' apps: tsc --noEmit (strict, moduleResolution Bundler)");
+  run(tsc, ["--noEmit", "-p", "tsconfig.json"], app);
+  log("the entry points under moduleResolution NodeNext");
+  run(tsc, ["--noEmit", "-p", "tsconfig.nodenext.json"], app);
+  const installedVersions = Object.fromEntries(
+    deps.map((d) => d.match(/^(@?[^@]+)@(.+)$/).slice(1)),
+  );
+  for (const [doc, { files }] of Object.entries(apps)) {
+    const dir = path.join(app, "apps", appDirName(doc));
+    if ("package.json" in files) {
+      checkAppPackageJson(doc, files["package.json"], packed.filename, installedVersions);
+    }
+    if ("tsconfig.json" in files) {
+      log(`${doc}: tsc --noEmit with the app's own tsconfig.json`);
+      run(tsc, ["--noEmit", "-p", "tsconfig.json"], dir);
+    }
+    const tests = Object.keys(files).filter((f) => /\.test\.tsx?$/.test(f));
+    if (tests.length === 0) {
+      if (DOCS_WITH_TESTS.includes(doc)) fail(`${doc} shows no test file`);
+      continue;
+    }
+    if (!("vitest.config.ts" in files))
+      fail(`${doc}: tests (${tests.join(", ")}) but no vitest.config.ts`);
+    log(`${doc}: vitest run: ${vitestIn(dir, app)}`);
+  }
   log("example: npm install (its package.json: convex, and the tarball)");
   npmInstall(exampleApp, []);
   log("example: npm run typecheck");
