@@ -242,6 +242,9 @@ describe("NonRetryableError's wire form (shared with @convex-dev/workpool)", () 
     expect(ours.data).toEqual({ __convexWorkpoolNonRetryable: true, message: "ours" });
     expect(isNonRetryableError(new ConvexError({ message: "plain" }))).toBe(false);
     expect(isNonRetryableError(new Error("plain"))).toBe(false);
+    // Like the peer's, the constructor takes a cause.
+    const cause = new Error("HTTP 400");
+    expect(new NonRetryableError("bad input", { cause }).cause).toBe(cause);
   });
 });
 

@@ -68,10 +68,12 @@ type NonRetryableErrorData = { [NON_RETRYABLE_MARKER]: true; message: string };
  * `isNonRetryableError` recognises the other's.
  */
 export class NonRetryableError extends ConvexError<NonRetryableErrorData> {
-  constructor(message: string) {
+  /** @param options `cause`: the error behind this one, as for any `Error` (not sent anywhere). */
+  constructor(message: string, options?: { cause?: unknown }) {
     super({ [NON_RETRYABLE_MARKER]: true, message });
     this.name = "NonRetryableError";
     this.message = message;
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 
