@@ -415,6 +415,18 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined) {
             const latest = dedupe && dedupeLatest.get(dedupe.key);
             const waiting =
               latest !== undefined && !latest.canceled && (await neverStarted(latest));
+            if (dedupe && latest && waiting && latest.kind !== spec.kind) {
+              // A duplicate must run the same function: rejected, and nothing is written.
+              await expect(
+                t.mutation(anyApi.pool.enqueue, {
+                  kind: spec.kind,
+                  argsList: [{ ...behaviorOf(spec), key: latest.key }],
+                  poolOptions: poolOptions(),
+                  options: { dedupeKey: dedupe.key },
+                }),
+              ).rejects.toThrow(/dedupeKey.*runs another function/);
+              continue;
+            }
             if (dedupe && latest && waiting) {
               const stillDelayed = await inPendingStart(latest);
               const [id] = await t.mutation(anyApi.pool.enqueue, {

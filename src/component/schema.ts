@@ -271,9 +271,7 @@ export default defineSchema({
     sweptSucceeded: v.number(),
     sweptFailed: v.number(),
     sweptCanceled: v.number(),
-  })
-    .index("by_key", ["key"])
-    .index("by_keyShard", ["key", "shard"]),
+  }).index("by_keyShard", ["key", "shard"]),
 
   /**
    * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,

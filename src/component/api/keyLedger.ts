@@ -11,7 +11,7 @@ import { ENQUEUE_COUNT_SHARDS } from "./enqueue.js";
 export async function keyLedgerRows(db: DatabaseReader, key: string): Promise<Doc<"keyLedger">[]> {
   return await db
     .query("keyLedger")
-    .withIndex("by_key", (q) => q.eq("key", key))
+    .withIndex("by_keyShard", (q) => q.eq("key", key))
     .take(ENQUEUE_COUNT_SHARDS + 1);
 }
 
