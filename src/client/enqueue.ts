@@ -115,6 +115,25 @@ function countShardOf(ctx: object): number {
   return shard;
 }
 
+/**
+ * Enqueues tasks of an executor (`pool.executor`): one per element of `argsArray`, each a job of the
+ * pool whose runner is that executor. What `enqueueTask` and `enqueueTaskBatch` call.
+ */
+export async function enqueueTasks(
+  component: WorkpoolComponent,
+  ctx: MutationCtx | ActionCtx,
+  executor: FunctionReference<"action", FunctionVisibility> | string,
+  task: string,
+  argsArray: DefaultFunctionArgs[],
+  options: StandaloneEnqueueOptions<any, any>,
+): Promise<WorkId[]> {
+  if (!Array.isArray(argsArray)) {
+    invalidArgument("argsArray", "must be an array of argument objects", argsArray);
+  }
+  if (argsArray.length === 0) return [];
+  return await enqueueJobs(component, ctx, "action", executor, argsArray, options, task);
+}
+
 /** The one implementation of every enqueue: checks everything, then writes in as few calls as fit. */
 async function enqueueJobs(
   component: WorkpoolComponent,
@@ -123,6 +142,7 @@ async function enqueueJobs(
   fn: FunctionReference<FunctionType, FunctionVisibility> | string,
   argsArray: DefaultFunctionArgs[],
   options: StandaloneEnqueueOptions<any, any>,
+  task?: string,
 ): Promise<WorkId[]> {
   const opts = options ?? {};
   const config = {
@@ -134,7 +154,7 @@ async function enqueueJobs(
   validatePoolConfig(config);
   const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
   const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);
-  const fnName = opts.name ?? (typeof fn === "string" ? fn : getFunctionName(fn));
+  const fnName = opts.name ?? task ?? (typeof fn === "string" ? fn : getFunctionName(fn));
   const onComplete = opts.onComplete
     ? {
         fnHandle: await createFunctionHandle(opts.onComplete),
@@ -157,6 +177,7 @@ async function enqueueJobs(
     priority: opts.priority,
     dedupeKey: opts.dedupeKey,
     onDuplicate: opts.onDuplicate,
+    ...(task !== undefined ? { task } : {}),
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();

@@ -70,3 +70,10 @@ export {
   type WorkpoolComponent,
 } from "./types.js";
 export { METRICS_CONTENT_TYPE, workpoolMetrics } from "./metrics.js";
+export type {
+  ExecutorAction,
+  ExecutorArgs,
+  ExecutorDefinition,
+  TaskDefinition,
+  TaskInfo,
+} from "./executor.js";

@@ -17,10 +17,17 @@ import type {
   GenericDataModel,
   RegisteredMutation,
 } from "convex/server";
-import type { Infer, Validator, VAny } from "convex/values";
+import type { Infer, PropertyValidators, Validator, VAny } from "convex/values";
+import { invalidArgument } from "../component/model/errors.js";
 import { DEFAULT_STATUS_TTL_MS } from "../component/api/enqueue.js";
 import { WorkpoolControl } from "./control.js";
-import { enqueue, enqueueBatch } from "./enqueue.js";
+import { enqueue, enqueueBatch, enqueueTasks } from "./enqueue.js";
+import {
+  defineExecutor,
+  type ExecutorAction,
+  type ExecutorArgs,
+  type ExecutorDefinition,
+} from "./executor.js";
 import {
   defineOnCompleteMutation,
   type DefineOnCompleteArgs,
@@ -136,6 +143,90 @@ export class Workpool extends WorkpoolControl {
       fn,
       argsArray,
       this.with("query", options),
+    );
+  }
+
+  /**
+   * Makes an executor: an internal action (export it) that runs many of this pool's tasks at once,
+   * for I/O-bound work such as model calls and fetches. The pool starts executors when tasks are
+   * due, as many as `maxParallelism` needs; each ends when nothing is left for it.
+   *
+   * ```ts
+   * export const run = pool.executor({
+   *   concurrency: 100,
+   *   tasks: {
+   *     summarize: {
+   *       args: { url: v.string() },
+   *       timeoutMs: 120_000,
+   *       handler: async (ctx, { url }, { signal }): Promise<string> => summarize(url, signal),
+   *     },
+   *   },
+   * });
+   * ```
+   * @param definition `concurrency` (tasks at once, 1 to 1,000, default 50) and `tasks`: by name,
+   *   each with `args` (validators), an optional `timeoutMs` (1 s to 5 min, default 5 min) and a
+   *   `handler(ctx, args, { id, attempt, signal })`.
+   */
+  executor<A extends Record<string, PropertyValidators>>(
+    definition: ExecutorDefinition<A>,
+  ): ExecutorAction<A> {
+    return defineExecutor(this.component, definition);
+  }
+
+  /**
+   * Enqueues a task of an executor (`pool.executor`), type-checked against it: a job of this pool
+   * like any other (options as for `enqueueAction`), run by one of the executor's actions.
+   * @returns the job's id.
+   */
+  async enqueueTask<
+    Tasks extends Record<string, DefaultFunctionArgs>,
+    Name extends keyof Tasks & string,
+    Context,
+  >(
+    ctx: MutationCtx | ActionCtx,
+    executor: FunctionReference<"action", FunctionVisibility, ExecutorArgs<Tasks>>,
+    task: Name,
+    args: Tasks[Name],
+    options?: RetryOption & EnqueueOptions<Context, any>,
+  ): Promise<WorkId> {
+    const [id] = await enqueueTasks(
+      this.component,
+      ctx,
+      executor,
+      task,
+      [args],
+      this.with("action", options),
+    );
+    return id;
+  }
+
+  /** Enqueues one task per element of `argsArray` (any number; no `dedupeKey`); returns their ids
+   * in the same order. */
+  async enqueueTaskBatch<
+    Tasks extends Record<string, DefaultFunctionArgs>,
+    Name extends keyof Tasks & string,
+    Context,
+  >(
+    ctx: MutationCtx | ActionCtx,
+    executor: FunctionReference<"action", FunctionVisibility, ExecutorArgs<Tasks>>,
+    task: Name,
+    argsArray: Array<Tasks[Name]>,
+    options?: RetryOption & EnqueueOptions<Context, any>,
+  ): Promise<WorkId[]> {
+    if (options?.dedupeKey !== undefined) {
+      invalidArgument(
+        "dedupeKey",
+        "batches do not dedupe: enqueue such tasks one at a time",
+        options.dedupeKey,
+      );
+    }
+    return await enqueueTasks(
+      this.component,
+      ctx,
+      executor,
+      task,
+      argsArray,
+      this.with("action", options),
     );
   }
 

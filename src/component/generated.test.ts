@@ -6,6 +6,7 @@ import type * as config from "./config.js";
 import type * as inspect from "./inspect.js";
 import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
+import type * as runners_executor from "./runners/executor.js";
 import apiSource from "./_generated/api.ts?raw";
 
 const modules = import.meta.glob(["./**/*.ts", "!./**/*.test.ts", "!./_generated/**"], {
@@ -59,6 +60,7 @@ describe("_generated/component.ts", () => {
       "lib.retry",
       "lib.status",
       "lib.statusBatch",
+      "runners/executor.report",
     ]);
   });
 
@@ -74,6 +76,7 @@ describe("_generated/component.ts", () => {
         inspect: typeof inspect;
         keys: typeof keys;
         lib: typeof lib;
+        "runners/executor": typeof runners_executor;
       }>,
       FunctionReference<any, "public">
     >;

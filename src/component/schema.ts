@@ -67,6 +67,8 @@ export default defineSchema({
     priority: vStoredPriority,
     /** The dedupe key it was enqueued with (dedupe.ts), so that deleting it can drop its row. */
     dedupeKey: v.optional(v.string()),
+    /** For a task (API-EXTENSIONS section 8): its name in the executor `fnHandle` names. */
+    task: v.optional(v.string()),
     /** Set on a finished job that `retry` ran again: the job that run is (a later retry of this
      * one returns it and creates nothing). */
     retriedAs: v.optional(v.id("work")),
@@ -284,6 +286,52 @@ export default defineSchema({
     parallelism: v.optional(v.number()),
     paused: v.optional(v.boolean()),
   }).index("by_key", ["key"]),
+
+  /**
+   * Executors: one row per executor action the loop started (runners/executor.ts). Written by the
+   * loop (inserted when it starts one; `assigned` as it hands tasks over and their attempts end;
+   * deleted once the action ended and nothing is assigned) and by the executor's own report
+   * (`concurrency` on its first call, `ending` on its last). Read by the loop (per executor
+   * function, a bounded number) and by the executor's reports (their own row).
+   */
+  executors: defineTable({
+    /** The executor action's function handle: the `fnHandle` of its tasks' work rows. */
+    fnHandle: v.string(),
+    /** The executor action's run, for the scheduler's word on whether it still runs (set in the
+     * transaction that inserts the row, once the run is scheduled: the run is told the row's id). */
+    scheduledId: v.optional(v.id("_scheduled_functions")),
+    startedAt: v.number(),
+    /** Tasks handed to it whose attempt has not ended yet (the loop's count). */
+    assigned: v.number(),
+    /** How many tasks it runs at once, as it said on its first report; until then the default. */
+    concurrency: v.optional(v.number()),
+    /** Set by its last report: it takes nothing more and ends. */
+    ending: v.optional(v.literal(true)),
+  }).index("by_fnHandle", ["fnHandle"]),
+
+  /**
+   * What the loop hands an executor: a task to run (`task` rows) or a task to cancel (`cancel`
+   * rows). Written only by the loop, into the segment after its own; read and deleted by the
+   * executor's reports (up to their own clock's segment, so a report and a pass do not meet), and
+   * by the loop for an executor that ended or died before taking them (the task goes back to
+   * pending, no attempt used).
+   */
+  handovers: defineTable({
+    executorId: v.id("executors"),
+    segment: v.number(),
+    kind: v.union(v.literal("task"), v.literal("cancel")),
+    workId: v.id("work"),
+    /** The attempt's run number, echoed in the executor's report. */
+    attempt: v.number(),
+    /** Attempts the task made before (its handler's `attempt`). */
+    previousAttempts: v.optional(v.number()),
+    task: v.optional(v.string()),
+    /** The task's arguments when small; otherwise read from `payloadId` by the report. */
+    fnArgs: v.optional(v.any()),
+    payloadId: v.optional(v.id("payloads")),
+  })
+    .index("by_executor", ["executorId", "segment"])
+    .index("by_workId", ["workId"]),
 
   /**
    * onComplete callbacks waiting to be delivered, a batch per row (see deliver.ts).

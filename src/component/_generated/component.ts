@@ -194,6 +194,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           runAfter?: number;
           runAt?: number;
           statusTtlMs?: number;
+          task?: string;
         },
         string,
         Name
@@ -232,6 +233,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             runAfter?: number;
             runAt?: number;
             statusTtlMs?: number;
+            task?: string;
           }>;
         },
         Array<string>,
@@ -295,5 +297,44 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         >,
         Name
       >;
+    };
+    runners: {
+      executor: {
+        report: FunctionReference<
+          "mutation",
+          "internal",
+          {
+            concurrency?: number;
+            ending?: boolean;
+            executorId: string;
+            outcomes: Array<{
+              attempt: number;
+              result:
+                | { kind: "success"; returnValue: any }
+                | {
+                    error: string;
+                    fnArgs?: any;
+                    kind: "failed";
+                    nonRetryable?: boolean;
+                  }
+                | { delayMs: number; fnArgs?: any; kind: "snoozed" };
+              workId: string;
+            }>;
+          },
+          {
+            cancels: Array<string>;
+            more: boolean;
+            stop: boolean;
+            tasks: Array<{
+              attempt: number;
+              fnArgs: any;
+              previousAttempts: number;
+              task: string;
+              workId: string;
+            }>;
+          },
+          Name
+        >;
+      };
     };
   };

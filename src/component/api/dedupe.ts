@@ -58,10 +58,14 @@ export async function findDuplicate(
  * asked for work the pending job will not do. Writes nothing. */
 export function checkSameFunction(
   waiting: Doc<"work">,
-  item: Pick<EnqueueItem, "fnHandle" | "fnType" | "dedupeKey">,
+  item: Pick<EnqueueItem, "fnHandle" | "fnType" | "dedupeKey" | "task">,
   argument = "dedupeKey",
 ): void {
-  if (waiting.fnHandle !== item.fnHandle || waiting.fnType !== item.fnType) {
+  const same =
+    waiting.fnHandle === item.fnHandle &&
+    waiting.fnType === item.fnType &&
+    waiting.task === item.task;
+  if (!same) {
     invalidArgument(
       argument,
       `a pending job with this dedupeKey runs another function (${waiting.fnName}); a duplicate must run the same one`,

@@ -29,6 +29,7 @@ import {
   validatePriority,
   validateRetryBehavior,
   validateStatusTtl,
+  MAX_KEY_LENGTH,
 } from "../model/validate.js";
 
 /** How long a finished job's status and result stay readable when the caller does not say: a day. */
@@ -64,6 +65,8 @@ export const vEnqueueItem = v.object({
   /** "keep" (the default): leave the waiting job as it is; "replace": give it the new args (and
    * context, onComplete and due time when given). */
   onDuplicate: v.optional(v.union(v.literal("keep"), v.literal("replace"))),
+  /** A task of the executor action `fnHandle` names (runners/executor.ts): its name there. */
+  task: v.optional(v.string()),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -90,6 +93,12 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     validateString(item.dedupeKey, MAX_DEDUPE_KEY_LENGTH, `${prefix}dedupeKey`);
   }
   validateString(item.fnName, MAX_NAME_LENGTH, `${prefix}name`);
+  if (item.task !== undefined) {
+    validateString(item.task, MAX_KEY_LENGTH, `${prefix}task`);
+    if (item.fnType !== "action") {
+      invalidArgument(`${prefix}task`, "a task runs in an executor action", item.fnType);
+    }
+  }
   if (item.onDuplicate !== undefined) {
     if (item.dedupeKey === undefined) {
       invalidArgument(`${prefix}onDuplicate`, "needs a dedupeKey", item.onDuplicate);
@@ -146,6 +155,7 @@ export async function insertJob(
     key: item.key,
     priority: storedPriority(item.priority),
     dedupeKey: item.dedupeKey,
+    task: item.task,
   });
   await ctx.db.insert("pendingStart", {
     workId,

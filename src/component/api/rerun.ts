@@ -54,5 +54,6 @@ export async function rerunRequest(
     key: work.key,
     priority: work.priority,
     dedupeKey: work.dedupeKey,
+    task: work.task,
   };
 }

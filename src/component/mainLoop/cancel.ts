@@ -3,6 +3,7 @@
  * backing off) is finished as canceled at once; a running job is marked so that it is not retried.
  * Only the loop calls this.
  */
+import { handOverCancel } from "./executors.js";
 import { finishJob } from "./complete.js";
 import { unqueue } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
@@ -29,7 +30,11 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
       case "finished":
         break;
       case "running":
-        if (!work.canceled) await ctx.db.patch("work", work._id, { canceled: true });
+        if (!work.canceled) {
+          await ctx.db.patch("work", work._id, { canceled: true });
+          // A task's executor aborts its signal; its slots stay held until the handler settles.
+          await handOverCancel(pass, work);
+        }
         break;
       case "pending": {
         // Waiting in pendingStart, or (a keyed job that was due) in its key's queue.

@@ -8,6 +8,7 @@ import { v } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "../runners/deliver.js";
+import { releaseTask } from "./executors.js";
 import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "../api/kick.js";
 import {
@@ -96,6 +97,9 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
 /** Counts a running job's attempt as ended (reported, or found dead): its pool slot is free. */
 export async function endAttempt(pass: Pass, work: Doc<"work">): Promise<void> {
   pass.state.running--;
+  if (work.state.kind === "running" && work.state.executorId !== undefined) {
+    await releaseTask(pass, work.state.executorId);
+  }
   if (work.key !== undefined) updateKey(await keyEntry(pass, work.key), { running: -1 });
 }
 
@@ -110,7 +114,12 @@ export async function settleAttempt(
   returnValuePayloadId?: Id<"payloads">,
 ): Promise<void> {
   const attempt = work.attempts + 1;
-  const decision = decideCompletion(outcome, { ...work, attempt }, Math.random());
+  // A task canceled while it ran ends canceled, whatever its handler returned (section 8).
+  const decision = decideCompletion(
+    outcome,
+    { ...work, attempt, cancelWins: work.task !== undefined },
+    Math.random(),
+  );
   switch (decision.kind) {
     case "retry": {
       const runAt = pass.now + decision.delayMs;

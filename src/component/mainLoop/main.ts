@@ -15,6 +15,7 @@ import { processCancelations } from "./cancel.js";
 import { processCompletions } from "./complete.js";
 import { readConfig } from "../config.js";
 import { checkDeliveries, scheduleDeliveries } from "../runners/deliver.js";
+import { flushExecutors } from "./executors.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "../model/logging.js";
 import type { LoopState, Pass } from "./pass.js";
@@ -79,6 +80,8 @@ export const main = internalMutation({
       state,
       deliveries: [],
       keys: new Map(),
+      executors: new Map(),
+      executorsById: new Map(),
     };
 
     await flushEarlierSecond(pass);
@@ -94,6 +97,7 @@ export const main = internalMutation({
     await checkDeliveries(pass);
     await scheduleDeliveries(pass, pass.deliveries);
     await flushKeys(pass);
+    await flushExecutors(pass);
     if (state.stats.started + state.stats.canceled > leftPendingBefore) {
       await advancePendingFloor(pass);
     }

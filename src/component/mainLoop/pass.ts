@@ -3,10 +3,11 @@
  * the config it read, its logger, and the loop state it will write back at the end; and the
  * pending tables' read cursors, and the one read of due `pendingStart` rows that uses them.
  */
-import type { Doc } from "../_generated/dataModel.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
 import type { MutationCtx } from "../_generated/server.js";
 import type { Config } from "../config.js";
 import type { DeliveryItem } from "../runners/deliver.js";
+import type { ExecutorEntry } from "./executors.js";
 import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
@@ -117,4 +118,7 @@ export type Pass = {
   deliveries: DeliveryItem[];
   /** The keys this pass read, by key; `flushKeys` writes back the ones it changed. */
   keys: Map<string, KeyEntry>;
+  /** The executors this pass read, by executor function and by id (executors.ts). */
+  executors: Map<string, ExecutorEntry[]>;
+  executorsById: Map<Id<"executors">, ExecutorEntry>;
 };

@@ -11,6 +11,7 @@
  */
 import { capErrorMessage } from "../model/errors.js";
 import type { Doc } from "../_generated/dataModel.js";
+import { untakenHandover } from "./executors.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
 import { runNumber } from "../model/validators.js";
@@ -46,7 +47,12 @@ export function nextRecoveryAt(pass: Pass): number | undefined {
 }
 
 /** What recovery concludes about one running job. */
-type Verdict = { kind: "alive" } | { kind: "dead"; why: string } | { kind: "reportLost" };
+type Verdict =
+  | { kind: "alive" }
+  | { kind: "dead"; why: string }
+  | { kind: "reportLost" }
+  // A task whose executor is over and never took it: back to pending, no attempt used.
+  | { kind: "untaken"; handover: Doc<"handovers"> };
 
 async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
   const { ctx } = pass;
@@ -63,6 +69,19 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
     .first();
   // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
   if (reported !== null) return { kind: "alive" };
+  if (work.task !== undefined) {
+    const handover = await untakenHandover(pass, work._id);
+    if (handover !== null) return { kind: "untaken", handover };
+    if (job === null || job.state.kind !== "success") {
+      const why =
+        job === null
+          ? "its action vanished"
+          : job.state.kind === "failed"
+            ? `its action failed: ${job.state.error}`
+            : "its action was canceled";
+      return { kind: "dead", why: capErrorMessage(why) };
+    }
+  }
   if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
   switch (job.state.kind) {
     case "failed":
@@ -113,9 +132,22 @@ export async function recover(pass: Pass): Promise<void> {
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
         await settleAttempt(pass, work, {
           kind: "failed",
-          error: capErrorMessage(`workpool: runner died (${verdict.why})`),
+          error: capErrorMessage(
+            `workpool: ${work.task !== undefined ? "executor" : "runner"} died (${verdict.why})`,
+          ),
         });
         break;
+      case "untaken": {
+        await pass.ctx.db.delete("handovers", verdict.handover._id);
+        await endAttempt(pass, work);
+        pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });
+        await settleAttempt(pass, work, {
+          kind: "snoozed",
+          delayMs: 0,
+          fnArgs: verdict.handover.fnArgs,
+        });
+        break;
+      }
       case "reportLost": {
         await endAttempt(pass, work);
         state.stats.recovered++;

@@ -21,6 +21,7 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
+import { handOverTask } from "./executors.js";
 import {
   advanceCursor,
   countDueStarts,
@@ -252,7 +253,8 @@ async function startHead(
   return { started };
 }
 
-/** Schedules a worker for a pending job and marks it running; false if the job is not pending. */
+/** Schedules a worker for a pending job (or hands a task to an executor) and marks it running;
+ * false if the job is not pending. */
 async function startJob(
   pass: Pass,
   workId: Doc<"work">["_id"],
@@ -269,9 +271,13 @@ async function startJob(
     });
     return false;
   }
-  const scheduledId = await scheduleWorker(pass, work);
+  // A task goes to an executor (executors.ts); any other job gets a worker of its own.
+  const runner =
+    work.task !== undefined
+      ? await handOverTask(pass, work)
+      : { scheduledId: await scheduleWorker(pass, work) };
   await ctx.db.patch("work", work._id, {
-    state: { kind: "running", scheduledId, startedAt: pass.now },
+    state: { kind: "running", ...runner, startedAt: pass.now },
     listAt: pass.now,
     // The worker has the arguments now; only a retry would need them again.
     ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),

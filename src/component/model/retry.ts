@@ -51,9 +51,11 @@ export type CompletionDecision =
  */
 export function decideCompletion(
   outcome: AttemptResult,
-  job: { attempt: number; retryBehavior?: RetryBehavior; canceled?: boolean },
+  job: { attempt: number; retryBehavior?: RetryBehavior; canceled?: boolean; cancelWins?: boolean },
   random: number,
 ): CompletionDecision {
+  // A run that cannot report its real outcome once canceled (a task: its signal was aborted).
+  if (job.canceled && job.cancelWins) return { kind: "finish", result: { kind: "canceled" } };
   if (outcome.kind === "success") {
     return { kind: "finish", result: { kind: "success", returnValue: outcome.returnValue } };
   }

@@ -126,8 +126,11 @@ export const vJobState = v.union(
   v.object({ kind: v.literal("pending") }),
   v.object({
     kind: v.literal("running"),
+    /** The worker, or for a task the executor it was handed to (recovery asks the scheduler). */
     scheduledId: v.id("_scheduled_functions"),
     startedAt: v.number(),
+    /** For a task: the executor it was handed to (runners/executor.ts). */
+    executorId: v.optional(v.id("executors")),
   }),
   v.object({
     kind: v.literal("finished"),

@@ -11,6 +11,7 @@
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
+import type * as tasks from "../tasks.js";
 
 import type {
   ApiFromModules,
@@ -23,6 +24,7 @@ const fullApi: ApiFromModules<{
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;
+  tasks: typeof tasks;
 }> = anyApi as any;
 
 export const api: FilterApi<

@@ -1,0 +1,136 @@
+/**
+ * Executors, the component's side: the one function an executor action (an app action made by the
+ * client's `pool.executor`, running many tasks at once) calls. A `report` records the outcomes of
+ * the tasks it finished, exactly as a worker's report does (a `pendingCompletion` row each, which
+ * the loop settles), and carries back what the loop handed the executor since: tasks to run and
+ * tasks to cancel. An executor with nothing left says so in its last report and ends, unless that
+ * report brings it more. Writes only `pendingCompletion` (and a payload for a large result), the
+ * hand-overs it takes, and its own executor row's `concurrency` and `ending`; never decides
+ * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
+ */
+import { v } from "convex/values";
+import type { Id } from "../_generated/dataModel.js";
+import { mutation, type MutationCtx } from "../_generated/server.js";
+import { recordCompletion } from "../mainLoop/complete.js";
+import { invalidArgument } from "../model/errors.js";
+import { valueSizeBytes } from "../model/payloads.js";
+import { segmentOf } from "../model/segments.js";
+import { vAttemptResult } from "../model/validators.js";
+
+/** Hand-overs one report takes at most: the most tasks an executor runs at once. */
+export const REPORT_TAKE_BATCH = 1000;
+/** Bytes of task arguments one report returns at most (large ones are read from their payload):
+ * a report's answer stays far below Convex's limits, and the rest come with the next report. */
+export const REPORT_ARGS_BYTES = 4 * 1024 * 1024;
+/** Outcomes one report carries at most (the executor sends more in further reports). */
+export const MAX_REPORT_OUTCOMES = 1000;
+
+/** A task the executor is to run. */
+const vHandedTask = v.object({
+  workId: v.string(),
+  attempt: v.number(),
+  previousAttempts: v.number(),
+  task: v.string(),
+  fnArgs: v.any(),
+});
+
+export const vReportAnswer = v.object({
+  /** Tasks to run. */
+  tasks: v.array(vHandedTask),
+  /** Tasks (by id) to cancel: abort their signal. */
+  cancels: v.array(v.string()),
+  /** More hand-overs wait than this answer carries: report again soon. */
+  more: v.boolean(),
+  /** The executor is not (or no longer) known to the pool: end now. */
+  stop: v.boolean(),
+});
+
+const NONE = { tasks: [], cancels: [], more: false, stop: true };
+
+/**
+ * An executor's report: the outcomes it has for the pool, and (with `ending`) that it has nothing
+ * left and will end unless the answer brings more. `concurrency` is how many tasks it runs at
+ * once, said on its first report.
+ */
+export const report = mutation({
+  args: {
+    executorId: v.string(),
+    concurrency: v.optional(v.number()),
+    outcomes: v.array(
+      v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
+    ),
+    ending: v.optional(v.boolean()),
+  },
+  returns: vReportAnswer,
+  handler: async (ctx, { executorId, concurrency, outcomes, ending }) => {
+    if (outcomes.length > MAX_REPORT_OUTCOMES) {
+      invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
+    }
+    const id = ctx.db.normalizeId("executors", executorId);
+    const row = id === null ? null : await ctx.db.get("executors", id);
+    for (const outcome of outcomes) {
+      const workId = ctx.db.normalizeId("work", outcome.workId);
+      if (workId === null) continue; // not a job of this pool: nothing to record
+      await recordCompletion(ctx, { workId, attempt: outcome.attempt, result: outcome.result });
+    }
+    if (row === null) return NONE;
+    if (concurrency !== undefined && row.concurrency !== concurrency) {
+      await ctx.db.patch("executors", row._id, { concurrency });
+    }
+    const answer = await takeHandovers(ctx, row._id, ending === true);
+    if (ending && answer.tasks.length === 0 && !answer.more) {
+      await ctx.db.patch("executors", row._id, { ending: true });
+      return { ...answer, stop: true };
+    }
+    return answer;
+  },
+});
+
+/**
+ * Takes (deletes and returns) what the loop handed the executor up to this moment's segment: the
+ * loop writes into the segment after its own, so a report does not read what a pass that runs
+ * meanwhile writes. A last report (`all`) reads every segment instead: a pass handing it a task at
+ * that moment then conflicts with it (one of the two runs again, and sees the other), so no task
+ * is handed to an executor that has ended.
+ */
+async function takeHandovers(ctx: MutationCtx, executorId: Id<"executors">, all: boolean) {
+  const tasks: Array<{
+    workId: string;
+    attempt: number;
+    previousAttempts: number;
+    task: string;
+    fnArgs: unknown;
+  }> = [];
+  const cancels: string[] = [];
+  let bytes = 0;
+  let more = false;
+  const rows = ctx.db
+    .query("handovers")
+    .withIndex("by_executor", (q) =>
+      all
+        ? q.eq("executorId", executorId)
+        : q.eq("executorId", executorId).lte("segment", segmentOf(Date.now())),
+    );
+  for await (const row of rows) {
+    if (tasks.length + cancels.length >= REPORT_TAKE_BATCH || bytes >= REPORT_ARGS_BYTES) {
+      more = true;
+      break;
+    }
+    await ctx.db.delete("handovers", row._id);
+    if (row.kind === "cancel") {
+      cancels.push(row.workId);
+      continue;
+    }
+    const payload = row.payloadId ? await ctx.db.get("payloads", row.payloadId) : null;
+    const fnArgs = payload ? payload.fnArgs : row.fnArgs;
+    bytes += valueSizeBytes(fnArgs);
+    tasks.push({
+      workId: row.workId,
+      attempt: row.attempt,
+      previousAttempts: row.previousAttempts ?? 0,
+      task: row.task ?? "",
+      fnArgs,
+    });
+  }
+  return { tasks, cancels, more, stop: false };
+}

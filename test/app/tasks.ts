@@ -1,0 +1,103 @@
+// The test app's executor: tasks whose behaviour the args choose, and mutations that enqueue them.
+import { anyApi, componentsGeneric, mutationGeneric } from "convex/server";
+import { v } from "convex/values";
+import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
+import { probe } from "./probe.js";
+
+const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
+const pool = (options?: object) => new Workpool(components.workpool, options ?? {});
+
+/** What a task saw of its signal: aborted, and why, per job key. */
+export const signals = new Map<string, string>();
+
+/** Waits `ms`, or until `signal` aborts (then rejects with its reason). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+}
+
+export const run = pool().executor({
+  concurrency: 5,
+  tasks: {
+    io: {
+      args: {
+        key: v.string(),
+        ms: v.optional(v.number()),
+        /** The first `failTimes` attempts throw. */
+        failTimes: v.optional(v.number()),
+        /** Ignore the signal: run the full `ms` even when aborted. */
+        ignoreSignal: v.optional(v.boolean()),
+        /** Never settle. */
+        hang: v.optional(v.boolean()),
+        /** Return a value Convex cannot store. */
+        badReturn: v.optional(v.boolean()),
+        returnBytes: v.optional(v.number()),
+        value: v.optional(v.any()),
+      },
+      timeoutMs: 60_000,
+      handler: async (_ctx, args, { signal, attempt }): Promise<unknown> => {
+        probe.enter(args.key);
+        signal.addEventListener("abort", () => signals.set(args.key, String(signal.reason)));
+        try {
+          if (args.hang) await new Promise(() => {});
+          if (args.ms) await sleep(args.ms, args.ignoreSignal ? undefined : signal);
+          if (attempt < (args.failTimes ?? 0))
+            throw new Error(`task ${args.key} failed attempt ${attempt + 1}`);
+          if (args.badReturn) return { when: new Map() };
+          if (args.returnBytes !== undefined) return "r".repeat(args.returnBytes);
+          return args.value ?? args.key;
+        } finally {
+          probe.exit(args.key);
+        }
+      },
+    },
+    quick: {
+      args: { key: v.string() },
+      timeoutMs: 1_000,
+      handler: async (_ctx, { key }, { signal }): Promise<string> => {
+        probe.enter(key);
+        signal.addEventListener("abort", () => signals.set(key, String(signal.reason)));
+        try {
+          await sleep(5_000, signal);
+          return key;
+        } finally {
+          probe.exit(key);
+        }
+      },
+    },
+    throwsAtOnce: {
+      args: {},
+      handler: ((): Promise<string> => {
+        throw new Error("thrown before any await");
+      }) as () => Promise<string>,
+    },
+  },
+});
+
+/** Enqueues one `io` task per element of `argsList` (singly, or as a batch when `batch`). */
+export const enqueueIo = mutationGeneric({
+  args: {
+    argsList: v.array(v.any()),
+    batch: v.optional(v.boolean()),
+    poolOptions: v.optional(v.any()),
+    options: v.optional(v.any()),
+    task: v.optional(v.string()),
+  },
+  handler: async (ctx, { argsList, batch, poolOptions, options, task }) => {
+    const p = pool(poolOptions);
+    const opts = { ...options, onComplete: anyApi.jobs.onComplete, context: options?.context };
+    // `task` lets a test name a task the executor lacks (the types allow only known names).
+    const name = (task ?? "io") as "io";
+    if (batch) return await p.enqueueTaskBatch(ctx, anyApi.tasks.run, name, argsList, opts);
+    const ids: WorkId[] = [];
+    for (const args of argsList) {
+      ids.push(await p.enqueueTask(ctx, anyApi.tasks.run, name, args, opts));
+    }
+    return ids;
+  },
+});
