@@ -7,7 +7,16 @@ import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { signals } from "./app/tasks.js";
-import { completions, inComponent, info, runFor, runUntil, setup, type T } from "./helpers.js";
+import {
+  completions,
+  inComponent,
+  info,
+  interceptSyscalls,
+  runFor,
+  runUntil,
+  setup,
+  type T,
+} from "./helpers.js";
 
 /** Enqueues `io` tasks (one per element) with the given options; returns their ids. */
 async function enqueueIo(
@@ -145,4 +154,134 @@ describe("executors", () => {
       probe.starts.get("stubborn")![0] + 6_000,
     );
   });
+
+  it("an executor killed mid-batch: its running tasks fail 'executor died' and follow their retry policy", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
+    const ids = await enqueueIo(t, ios(3, { ms: 3_000, failTimes: 0 }), { options: retry });
+    await runUntil(t, () => probe.running === 3, 5_000, 50);
+    // The executor dies at its next call to the pool (its action fails), tasks in hand.
+    const killed = killExecutorAtNextReport();
+    await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 500);
+    expect(killed.count).toBe(1);
+    for (const id of ids) {
+      const job = await info(t, id);
+      // each ran again in a new executor after its first attempt failed with the executor
+      expect(job).toMatchObject({
+        state: "finished",
+        previousAttempts: 2,
+        result: { kind: "success" },
+      });
+    }
+    expect(probe.attempts.get("t0")).toBe(2);
+  });
+
+  it("an executor killed mid-batch: a task with no retries left fails with 'executor died'", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    await enqueueIo(t, [{ key: "once", ms: 3_000 }]);
+    await runUntil(t, () => probe.running === 1, 5_000, 50);
+    killExecutorAtNextReport();
+    await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
+    expect((await completions(t))[0].result.error).toMatch(
+      /^workpool: executor died \(its action failed/,
+    );
+  });
+
+  it("a task handed to an executor that died before taking it goes back to pending, no attempt used", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // The first executor dies on its first call, before it takes anything.
+    const killed = killExecutorAtNextReport();
+    const [id] = await enqueueIo(t, [{ key: "untaken" }]);
+    await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
+    expect(killed.count).toBe(1);
+    expect(probe.attempts.get("untaken")).toBe(1);
+    expect(await info(t, id)).toMatchObject({ previousAttempts: 1, result: { kind: "success" } });
+  });
+
+  it("ignores a late report from an executor whose task was given up: one outcome per attempt", async () => {
+    const t = setup();
+    const [id] = await enqueueIo(t, [{ key: "done" }]);
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    // A report for the attempt that already ended, as from a stale executor.
+    await t.mutation(anyApi.tasks.lateReport, { workId: id, attempt: 1 });
+    await runFor(t, 2_000, 100);
+    expect(await completions(t)).toHaveLength(1);
+  });
+
+  it("calls nothing while idle: once the tasks are done, no executor runs or reports", async () => {
+    const t = setup();
+    await enqueueIo(t, ios(3, { ms: 500 }));
+    await runUntil(t, async () => (await completions(t)).length === 3, 10_000, 50);
+    await runFor(t, 3_000, 100);
+    const calls = countExecutorCalls();
+    await runFor(t, 120_000, 1_000);
+    expect(calls.count).toBe(0);
+    const live = await inComponent(t, async (ctx) => {
+      const rows = await ctx.db.query("executors").collect();
+      const runs = await ctx.db.system.query("_scheduled_functions").collect();
+      return {
+        rows: rows.length,
+        running: runs.filter(
+          (run: { name: string; state: { kind: string } }) =>
+            run.name.endsWith("tasks:run") && ["pending", "inProgress"].includes(run.state.kind),
+        ).length,
+      };
+    });
+    expect(live).toEqual({ rows: 0, running: 0 });
+    // The counter does see an executor's calls: the next task makes some.
+    await enqueueIo(t, [{ key: "again" }]);
+    await runUntil(t, async () => (await completions(t)).length === 4, 10_000, 50);
+    expect(calls.count).toBeGreaterThan(0);
+  });
+
+  it("keys, priority and pause apply to tasks as to any job", async () => {
+    const t = setup();
+    await t.mutation(anyApi.pool.callClient, { method: "pause", args: [{}] });
+    await enqueueIo(
+      t,
+      ios(3, { ms: 200 }).map((args, i) => ({ ...args, key: `k:${i}` })),
+      {
+        options: { key: "k" },
+      },
+    );
+    await runFor(t, 2_000, 100);
+    expect(probe.attempts.size).toBe(0);
+    await t.mutation(anyApi.pool.callClient, { method: "resume", args: [{}] });
+    await runUntil(t, async () => (await completions(t)).length === 3, 10_000, 50);
+    // keyParallelism 1: one at a time, in order
+    expect(probe.groupMax.get("k")).toBe(1);
+    expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:1", "k:2"]);
+  });
 });
+
+/** Makes the next report an executor sends fail (its read of its own executor row, which the
+ * loop here does not make in the meantime), so that its action fails with every task it holds,
+ * as a killed executor's would. (convex-test runs an action's own calls outside the syscall hook,
+ * so the fault is injected inside the report.) */
+function killExecutorAtNextReport(): { count: number } {
+  const killed = { count: 0 };
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (killed.count === 0 && op === "1.0/get" && jsonArgs.includes('"table":"executors"')) {
+      killed.count++;
+      throw new Error("injected: the executor was killed");
+    }
+    return await asyncSyscall(op, jsonArgs);
+  });
+  return killed;
+}
+
+/** Counts, from now on, the database calls that touch executors or their hand-overs. */
+function countExecutorCalls(): { count: number } {
+  const seen = { count: 0 };
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (/"table":"(executors|handovers)"/.test(jsonArgs)) seen.count++;
+    return await asyncSyscall(op, jsonArgs);
+  });
+  return seen;
+}

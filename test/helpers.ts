@@ -185,7 +185,7 @@ type AsyncSyscall = (op: string, jsonArgs: string) => Promise<string>;
 /** Routes convex-test's `Convex.asyncSyscall` through `wrap` (with the one in place before) for
  * the rest of the test: how the fault and schedule helpers here reach a transaction's writes and
  * schedules. Helpers stack: a second one wraps the first. */
-function interceptSyscalls(
+export function interceptSyscalls(
   wrap: (op: string, jsonArgs: string, asyncSyscall: AsyncSyscall) => Promise<string>,
 ): void {
   const convex = (globalThis as any).Convex;

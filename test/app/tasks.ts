@@ -101,3 +101,15 @@ export const enqueueIo = mutationGeneric({
     return ids;
   },
 });
+
+/** A report for `workId`'s attempt `attempt`, as a stale executor would send it (one that is not
+ * known to the pool). */
+export const lateReport = mutationGeneric({
+  args: { workId: v.string(), attempt: v.number() },
+  handler: async (ctx, { workId, attempt }) => {
+    await ctx.runMutation(components.workpool.runners.executor.report, {
+      executorId: "not-an-executor",
+      outcomes: [{ workId, attempt, result: { kind: "success", returnValue: "late" } }],
+    });
+  },
+});

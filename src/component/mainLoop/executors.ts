@@ -105,7 +105,14 @@ async function startExecutor(
     executorId: id,
   });
   await ctx.db.patch("executors", id, { scheduledId });
-  const row = (await ctx.db.get("executors", id))!;
+  const row: Doc<"executors"> = {
+    _id: id,
+    _creationTime: pass.now,
+    fnHandle,
+    startedAt: pass.now,
+    assigned: 0,
+    scheduledId,
+  };
   const entry = { row, dirty: false, fresh: true };
   entries.push(entry);
   pass.executorsById.set(id, entry);
