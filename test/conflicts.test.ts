@@ -5,6 +5,7 @@
  * mutation enqueues one job every 20 ms while earlier jobs run, so the loop passes as it would
  * under a steady stream; everything runs to completion before the recording stops.
  */
+import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import {
   between,
@@ -265,5 +266,47 @@ describe("our pool: enqueues into one key", () => {
       );
     // One shared ledger row per key made every overlapping pair of them conflict.
     expect(through("keyLedger")).toBeLessThanOrEqual(through("enqueueCounts"));
+  });
+});
+
+describe("our pool: executors' reports", () => {
+  /** Tasks enqueued one per app mutation every 20 ms while earlier ones run (300 ms each), on
+   * two executors (concurrency 5, maxParallelism 10); the transactions recorded meanwhile. */
+  async function taskStream(): Promise<Transaction[]> {
+    const t = setup();
+    const poolOptions = { maxParallelism: 10 };
+    await t.mutation(anyApi.tasks.enqueueIo, { argsList: [{ key: "warm" }], poolOptions });
+    await runFor(t, 1000);
+    startRecording();
+    try {
+      for (let i = 0; i < JOBS; i++) {
+        await t.mutation(anyApi.tasks.enqueueIo, {
+          argsList: [{ key: `t${i}`, ms: 300 }],
+          poolOptions,
+        });
+        await runFor(t, 20);
+      }
+      await runFor(t, 3000);
+    } finally {
+      // (stopRecording below returns what was recorded even when the loop threw)
+    }
+    return stopRecording();
+  }
+
+  const isReport = (name: string) => /:runners\/executor:report\b/.test(name);
+
+  it("never conflict with enqueues, nor with each other over their hand-overs", async () => {
+    const txs = await taskStream();
+    const pairs = potentialConflicts(txs, SEGMENT_MS);
+    expect(between(pairs, isEnqueue, isReport).overlapping).toBeGreaterThan(0);
+    expect(between(pairs, isEnqueue, isReport).conflicts).toBe(0);
+    // Between reports, only what any two worker reports share (waking the loop through
+    // runStatus), and an executor's own row, which only that executor's reports touch and which
+    // it sends one after another (the model pairs them by start time alone).
+    const causes = pairs
+      .filter((p) => isReport(p.a) && isReport(p.b))
+      .flatMap((p) => p.causes.map((c) => c.cause));
+    expect(causes.filter((cause) => cause.includes("handovers"))).toEqual([]);
+    for (const cause of causes) expect(cause).toMatch(/workpool:(runStatus|executors) →/);
   });
 });

@@ -92,10 +92,16 @@ export type ExecutorArgs<Tasks extends Record<string, Record<string, any>>> = {
   __tasks?: Tasks;
 };
 
-/** The internal action `pool.executor` returns, for the app to export. */
+/** The args of each task of an executor defined with validators `A`. */
+export type TaskArgs<A extends Record<string, PropertyValidators>> = {
+  [K in keyof A]: ObjectType<A[K]>;
+};
+
+/** The internal action `pool.executor` returns, for the app to export. (Signatures spell out the
+ * `RegisteredAction` it is: Convex's api types read an export's args from that alias alone.) */
 export type ExecutorAction<A extends Record<string, PropertyValidators>> = RegisteredAction<
   "internal",
-  ExecutorArgs<{ [K in keyof A]: ObjectType<A[K]> }>,
+  ExecutorArgs<TaskArgs<A>>,
   Promise<null>
 >;
 
@@ -188,7 +194,7 @@ function failureOf(error: unknown, fnArgs: unknown): Outcome["result"] {
 export function defineExecutor<A extends Record<string, PropertyValidators>>(
   component: WorkpoolComponent,
   definition: ExecutorDefinition<A>,
-): ExecutorAction<A> {
+): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>> {
   const concurrency = checkDefinition(definition);
   const tasks = definition.tasks as Record<string, TaskDefinition<any>>;
   return internalActionGeneric({
@@ -198,7 +204,7 @@ export function defineExecutor<A extends Record<string, PropertyValidators>>(
       await new ExecutorRun(ctx, component, executorId, concurrency, tasks).run();
       return null;
     },
-  }) as unknown as ExecutorAction<A>;
+  }) as unknown as RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>>;
 }
 
 /** One task in flight. */

@@ -74,6 +74,7 @@ export type {
   ExecutorAction,
   ExecutorArgs,
   ExecutorDefinition,
+  TaskArgs,
   TaskDefinition,
   TaskInfo,
 } from "./executor.js";

@@ -15,6 +15,7 @@ import type {
   FunctionType,
   FunctionVisibility,
   GenericDataModel,
+  RegisteredAction,
   RegisteredMutation,
 } from "convex/server";
 import type { Infer, PropertyValidators, Validator, VAny } from "convex/values";
@@ -24,9 +25,9 @@ import { WorkpoolControl } from "./control.js";
 import { enqueue, enqueueBatch, enqueueTasks } from "./enqueue.js";
 import {
   defineExecutor,
-  type ExecutorAction,
   type ExecutorArgs,
   type ExecutorDefinition,
+  type TaskArgs,
 } from "./executor.js";
 import {
   defineOnCompleteMutation,
@@ -169,7 +170,7 @@ export class Workpool extends WorkpoolControl {
    */
   executor<A extends Record<string, PropertyValidators>>(
     definition: ExecutorDefinition<A>,
-  ): ExecutorAction<A> {
+  ): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>> {
     return defineExecutor(this.component, definition);
   }
 
