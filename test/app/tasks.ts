@@ -79,6 +79,42 @@ export const run = pool().executor({
   },
 });
 
+/** A wide executor: 20 tasks at once, each returning `bytes` bytes (900 KB: past what a report may
+ * carry with others, so each is reported, and stored aside, on its own). */
+export const wide = pool().executor({
+  concurrency: 20,
+  tasks: {
+    big: {
+      args: { key: v.string(), bytes: v.number() },
+      handler: async (_ctx, { key, bytes }): Promise<string> => {
+        probe.enter(key);
+        try {
+          await sleep(500);
+          return key.padEnd(bytes, ".");
+        } finally {
+          probe.exit(key);
+        }
+      },
+    },
+  },
+});
+
+/** Enqueues `big` tasks of the wide executor, as one batch. */
+export const enqueueBig = mutationGeneric({
+  args: { keys: v.array(v.string()), bytes: v.number() },
+  handler: async (ctx, { keys, bytes }) => {
+    const args = keys.map((key) => ({ key, bytes }));
+    const options = { onComplete: anyApi.jobs.onComplete };
+    return await pool({ maxParallelism: 20 }).enqueueTaskBatch(
+      ctx,
+      anyApi.tasks.wide,
+      "big",
+      args,
+      options,
+    );
+  },
+});
+
 /** Enqueues one `io` task per element of `argsList` (singly, or as a batch when `batch`). */
 export const enqueueIo = mutationGeneric({
   args: {
