@@ -97,7 +97,7 @@ describe("executors", () => {
     await runUntil(t, async () => (await completions(t)).length === 2, 10_000, 50);
     const errors = (await completions(t)).map((c) => c.result.error);
     expect(errors).toContainEqual(expect.stringMatching(/thrown before any await/));
-    expect(errors).toContainEqual(expect.stringMatching(/a value Convex cannot store/));
+    expect(errors).toContainEqual(expect.stringMatching(/the return value is not a Convex value/));
     expect(probe.attempts.get("bad")).toBe(1); // not retried
   });
 

@@ -16,22 +16,11 @@ import {
   type GenericDataModel,
   type RegisteredAction,
 } from "convex/server";
-import {
-  convexToJson,
-  v,
-  type ObjectType,
-  type PropertyValidators,
-  type Value,
-} from "convex/values";
+import { v, type ObjectType, type PropertyValidators } from "convex/values";
 import { validate } from "convex-helpers/validators";
-import {
-  errorMessage,
-  invalidArgument,
-  isNonRetryableError,
-  snoozeDelayMs,
-} from "../component/model/errors.js";
+import { errorMessage, invalidArgument } from "../component/model/errors.js";
+import { attemptFailure, attemptSuccess } from "../component/model/outcomes.js";
 import { INLINE_VALUE_BYTES, valueSizeBytes } from "../component/model/payloads.js";
-import { MAX_PAYLOAD_BYTES } from "../component/model/validate.js";
 import type { WorkId, WorkpoolComponent } from "./types.js";
 
 /** Tasks one executor runs at once unless told: enough to hide I/O waits, few enough for memory. */
@@ -151,41 +140,6 @@ type Handed = {
   task: string;
   fnArgs: any;
 };
-
-/** The outcome of a handler that returned `value`: a failure (not retried) for a value Convex
- * cannot store or one over the size limit. */
-function successOf(value: unknown): Outcome["result"] {
-  let size: number;
-  try {
-    convexToJson((value ?? null) as Value);
-    size = valueSizeBytes(value);
-  } catch (error) {
-    return {
-      kind: "failed",
-      error: errorMessage(
-        `workpool: the task returned a value Convex cannot store: ${errorMessage(error)}`,
-      ),
-      nonRetryable: true,
-    };
-  }
-  if (size > MAX_PAYLOAD_BYTES) {
-    return {
-      kind: "failed",
-      error: `workpool: the return value is ${size} bytes, over the limit of ${MAX_PAYLOAD_BYTES} bytes`,
-      nonRetryable: true,
-    };
-  }
-  return { kind: "success", returnValue: value ?? null };
-}
-
-/** The outcome of a handler that threw. */
-function failureOf(error: unknown, fnArgs: unknown): Outcome["result"] {
-  const delayMs = snoozeDelayMs(error);
-  if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
-  return isNonRetryableError(error)
-    ? { kind: "failed", error: errorMessage(error), nonRetryable: true, fnArgs }
-    : { kind: "failed", error: errorMessage(error), fnArgs };
-}
 
 /**
  * Makes the executor action (see the file comment): `pool.executor` calls this with the pool's
@@ -352,7 +306,7 @@ class ExecutorRun {
     // A canceled task keeps its slots until its handler settles; the pool then ends it canceled.
     const done = first === "timeout" ? await settled : first;
     return await outcome(
-      "error" in done ? failureOf(done.error, handed.fnArgs) : successOf(done.value),
+      "error" in done ? attemptFailure(done.error, handed.fnArgs) : attemptSuccess(done.value),
     );
   }
 

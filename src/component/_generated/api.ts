@@ -37,6 +37,7 @@ import type * as mainLoop_watchdog from "../mainLoop/watchdog.js";
 import type * as model_dedupeHash from "../model/dedupeHash.js";
 import type * as model_errors from "../model/errors.js";
 import type * as model_logging from "../model/logging.js";
+import type * as model_outcomes from "../model/outcomes.js";
 import type * as model_payloads from "../model/payloads.js";
 import type * as model_retry from "../model/retry.js";
 import type * as model_segments from "../model/segments.js";
@@ -86,6 +87,7 @@ const fullApi: ApiFromModules<{
   "model/dedupeHash": typeof model_dedupeHash;
   "model/errors": typeof model_errors;
   "model/logging": typeof model_logging;
+  "model/outcomes": typeof model_outcomes;
   "model/payloads": typeof model_payloads;
   "model/retry": typeof model_retry;
   "model/segments": typeof model_segments;

@@ -10,19 +10,16 @@ import type { FunctionHandle } from "convex/server";
 import { internal } from "../_generated/api.js";
 import { internalAction, internalMutation, internalQuery } from "../_generated/server.js";
 import { recordCompletion } from "../mainLoop/complete.js";
-import { errorMessage, isNonRetryableError, snoozeDelayMs } from "../model/errors.js";
+import { attemptFailure, attemptSuccess } from "../model/outcomes.js";
 import type { AttemptResult } from "../model/validators.js";
-import { valueSizeBytes } from "../model/payloads.js";
-import { MAX_PAYLOAD_BYTES } from "../model/validate.js";
 
 /** How many times an action worker tries to hand its report to the scheduler (after the direct
  * call failed) before it gives up and fails, leaving the attempt to recovery. */
 export const REPORT_ATTEMPTS = 3;
 /** The wait between those tries, doubled each time. */
 export const REPORT_RETRY_MS = 100;
-/** The largest return value the pool keeps: a report carries it as a function argument, which
- * Convex limits to about a megabyte (and a document to 1 MiB). */
-export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
+/** The largest return value the pool keeps (model/outcomes.ts). */
+export { MAX_RETURN_VALUE_BYTES } from "../model/outcomes.js";
 
 const vWorkerArgs = {
   workId: v.id("work"),
@@ -33,30 +30,6 @@ const vWorkerArgs = {
   fnArgs: v.optional(v.any()),
   payloadId: v.optional(v.id("payloads")),
 };
-
-/** The outcome of running user code that threw, as data. A snooze hands the job's inline args
- * back (`fnArgs`; undefined when they live in a payload row, which stays). */
-function failure(error: unknown, fnArgs: unknown): AttemptResult {
-  const delayMs = snoozeDelayMs(error);
-  if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
-  return isNonRetryableError(error)
-    ? { kind: "failed", error: errorMessage(error), nonRetryable: true, fnArgs }
-    : { kind: "failed", error: errorMessage(error), fnArgs };
-}
-
-/** A success, unless its return value is too large to record: then a failure that names the size
- * and is not retried (running the job again would return the same). */
-function success(returnValue: unknown): AttemptResult {
-  const size = valueSizeBytes(returnValue);
-  if (size > MAX_RETURN_VALUE_BYTES) {
-    return {
-      kind: "failed",
-      error: `workpool: the return value is ${size} bytes, over the limit of ${MAX_RETURN_VALUE_BYTES} bytes`,
-      nonRetryable: true,
-    };
-  }
-  return { kind: "success", returnValue: returnValue ?? null };
-}
 
 /** Reads large arguments for an action worker (actions have no database). */
 export const loadArgs = internalQuery({
@@ -74,9 +47,11 @@ export const runAction = internalAction({
       const args = payloadId
         ? await ctx.runQuery(internal.runners.worker.loadArgs, { payloadId })
         : fnArgs;
-      result = success(await ctx.runAction(fnHandle as FunctionHandle<"action">, args ?? {}));
+      result = attemptSuccess(
+        await ctx.runAction(fnHandle as FunctionHandle<"action">, args ?? {}),
+      );
     } catch (error) {
-      result = failure(error, fnArgs);
+      result = attemptFailure(error, fnArgs);
     }
     const report = { workId, attempt, result };
     try {
@@ -117,9 +92,9 @@ export const runMutationOrQuery = internalMutation({
         fnType === "mutation"
           ? await ctx.runMutation(fnHandle as FunctionHandle<"mutation">, args ?? {})
           : await ctx.runQuery(fnHandle as FunctionHandle<"query">, args ?? {});
-      result = success(returnValue);
+      result = attemptSuccess(returnValue);
     } catch (error) {
-      result = failure(error, fnArgs);
+      result = attemptFailure(error, fnArgs);
     }
     await recordCompletion(ctx, { workId, attempt, result });
     return null;

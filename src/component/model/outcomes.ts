@@ -1,0 +1,48 @@
+/**
+ * What user code's run ends as, as data for the pool: a success (unless its return value cannot be
+ * recorded), or a failure, a snooze or a non-retryable failure from what it threw. Shared by the
+ * workers (runners/worker.ts) and executors (src/client/executor.ts). Pure; owns no state.
+ */
+import { errorMessage, isNonRetryableError, snoozeDelayMs } from "./errors.js";
+import { valueSizeBytes } from "./payloads.js";
+import { MAX_PAYLOAD_BYTES } from "./validate.js";
+import type { AttemptResult } from "./validators.js";
+
+/** The largest return value the pool keeps: a report carries it as a function argument, which
+ * Convex limits to about a megabyte (and a document to 1 MiB). */
+export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
+
+/** The outcome of user code that threw. A snooze hands the job's inline args back (`fnArgs`;
+ * undefined when they live in a payload row, which stays). */
+export function attemptFailure(error: unknown, fnArgs: unknown): AttemptResult {
+  const delayMs = snoozeDelayMs(error);
+  if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
+  return isNonRetryableError(error)
+    ? { kind: "failed", error: errorMessage(error), nonRetryable: true, fnArgs }
+    : { kind: "failed", error: errorMessage(error), fnArgs };
+}
+
+/** A success, unless its return value cannot be recorded (not a Convex value, or over the size
+ * limit): then a failure that says why and is not retried (running it again returns the same). */
+export function attemptSuccess(returnValue: unknown): AttemptResult {
+  let size: number;
+  try {
+    size = valueSizeBytes(returnValue ?? null);
+  } catch (error) {
+    return {
+      kind: "failed",
+      error: errorMessage(
+        `workpool: the return value is not a Convex value: ${errorMessage(error)}`,
+      ),
+      nonRetryable: true,
+    };
+  }
+  if (size > MAX_RETURN_VALUE_BYTES) {
+    return {
+      kind: "failed",
+      error: `workpool: the return value is ${size} bytes, over the limit of ${MAX_RETURN_VALUE_BYTES} bytes`,
+      nonRetryable: true,
+    };
+  }
+  return { kind: "success", returnValue: returnValue ?? null };
+}
