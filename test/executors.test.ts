@@ -109,6 +109,17 @@ describe("executors", () => {
     expect((await info(t, id)).result.returnValue).toHaveLength(300_000);
   });
 
+  it("large args (stored aside) reach the handler on every attempt", async () => {
+    const t = setup();
+    const value = "v".repeat(20_000);
+    await enqueueIo(t, [{ key: "heavy", failTimes: 1, value }], {
+      options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    expect((await completions(t))[0].result).toEqual({ kind: "success", returnValue: value });
+    expect(probe.attempts.get("heavy")).toBe(2);
+  });
+
   it("a task past its timeoutMs fails that attempt, saying so, and follows its retry policy", async () => {
     const t = setup();
     await enqueueIo(t, [{ key: "slow" }], {

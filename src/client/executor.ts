@@ -43,6 +43,8 @@ export const CHECK_IN_INTERVAL_MS = 2_000;
 /** Unreported results an executor holds, by its own byte count, before it reports: far below the
  * 8 MiB the API allows, and below what one report's arguments may carry. */
 export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
+/** Unreported outcomes an executor holds before it reports: half of what one report takes. */
+export const UNREPORTED_OUTCOMES_LIMIT = 500;
 
 /** What a task's handler gets besides its args. */
 export type TaskInfo = {
@@ -132,6 +134,12 @@ type Outcome = {
     | { kind: "failed"; error: string; nonRetryable?: boolean; fnArgs?: any }
     | { kind: "snoozed"; delayMs: number; fnArgs?: any };
 };
+
+/** The args an outcome hands back to the pool: inline ones (the job's row dropped them at its
+ * start and a retry needs them); large ones stay in their payload row, so they are not sent. */
+function handBack(handed: Handed): unknown {
+  return valueSizeBytes(handed.fnArgs) <= INLINE_VALUE_BYTES ? handed.fnArgs : undefined;
+}
 
 type Handed = {
   workId: string;
@@ -230,7 +238,8 @@ class ExecutorRun {
     }
     this.outcomes.push(outcome);
     this.unreportedBytes += bytes;
-    if (this.unreportedBytes >= UNREPORTED_BYTES_LIMIT) await this.report();
+    const full = this.outcomes.length >= UNREPORTED_OUTCOMES_LIMIT;
+    if (full || this.unreportedBytes >= UNREPORTED_BYTES_LIMIT) await this.report();
   }
 
   /** Starts a handed task (or hands it back when too little time is left for it). */
@@ -262,7 +271,7 @@ class ExecutorRun {
         kind: "failed",
         error: `workpool: the executor has no task named "${handed.task}" (it has: ${known})`,
         nonRetryable: true,
-        fnArgs: handed.fnArgs,
+        fnArgs: handBack(handed),
       });
     }
     try {
@@ -272,7 +281,7 @@ class ExecutorRun {
         kind: "failed",
         error: errorMessage(`workpool: task "${handed.task}" args: ${errorMessage(error)}`),
         nonRetryable: true,
-        fnArgs: handed.fnArgs,
+        fnArgs: handBack(handed),
       });
     }
     const timeoutMs = definition.timeoutMs ?? MAX_TASK_TIMEOUT_MS;
@@ -300,13 +309,13 @@ class ExecutorRun {
       return await outcome({
         kind: "failed",
         error: `workpool: the task timed out after ${timeoutMs} ms`,
-        fnArgs: handed.fnArgs,
+        fnArgs: handBack(handed),
       });
     }
     // A canceled task keeps its slots until its handler settles; the pool then ends it canceled.
     const done = first === "timeout" ? await settled : first;
     return await outcome(
-      "error" in done ? attemptFailure(done.error, handed.fnArgs) : attemptSuccess(done.value),
+      "error" in done ? attemptFailure(done.error, handBack(handed)) : attemptSuccess(done.value),
     );
   }
 
@@ -334,7 +343,7 @@ class ExecutorRun {
           await this.finish({
             workId: handed.workId,
             attempt: handed.attempt,
-            result: { kind: "snoozed", delayMs: 0, fnArgs: handed.fnArgs },
+            result: { kind: "snoozed", delayMs: 0, fnArgs: handBack(handed) },
           });
           continue;
         }
@@ -350,7 +359,7 @@ class ExecutorRun {
             result: {
               kind: "failed",
               error: "workpool: the executor reached its time limit before the task ended",
-              fnArgs: task.handed.fnArgs,
+              fnArgs: handBack(task.handed),
             },
           });
         }
