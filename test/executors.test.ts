@@ -109,6 +109,19 @@ describe("executors", () => {
     expect((await info(t, id)).result.returnValue).toHaveLength(300_000);
   });
 
+  it("dedupe: a duplicate of a waiting task returns it; one of another task is rejected", async () => {
+    const t = setup();
+    const options = { dedupeKey: "page-1", runAfter: 1_000 };
+    const [first] = await enqueueIo(t, [{ key: "d" }], { options });
+    const [again] = await enqueueIo(t, [{ key: "d2" }], { options });
+    expect(again).toBe(first);
+    await expect(enqueueIo(t, [{ key: "d3" }], { options, task: "quick" })).rejects.toThrow(
+      /dedupeKey.*runs another function/,
+    );
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    expect(probe.attempts.get("d")).toBe(1);
+  });
+
   it("large args (stored aside) reach the handler on every attempt", async () => {
     const t = setup();
     const value = "v".repeat(20_000);
