@@ -38,7 +38,16 @@ async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[
     .query("executors")
     .withIndex("by_fnHandle", (q) => q.eq("fnHandle", fnHandle))
     .take(MAX_EXECUTORS_PER_FUNCTION);
-  const entries = rows.map((row) => ({ row, dirty: false }));
+  const entries: ExecutorEntry[] = [];
+  for (const row of rows) {
+    // An executor that ended after its last task was settled is not written again by a pass that
+    // settles one: it goes here, when its function's executors are next read.
+    if (row.assigned === 0 && (row.ending || (await actionOver(pass, row)))) {
+      await pass.ctx.db.delete("executors", row._id);
+      continue;
+    }
+    entries.push({ row, dirty: false });
+  }
   pass.executors.set(fnHandle, entries);
   for (const entry of entries) pass.executorsById.set(entry.row._id, entry);
   return entries;
