@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run demo`: runs the example app's email workload on convex-test (an embedded Convex backend)
-// with a virtual clock. Parses the flags, then runs demo/workload.demo.ts under vitest, passing the
+// with a virtual clock, then the same jobs as ordinary actions and as executor tasks (--compare-jobs). Parses the flags, then runs demo/workload.demo.ts under vitest, passing the
 // flags in DEMO_* environment variables and streaming its output (without colour when stdout is
 // not a terminal).
 import { spawn } from "node:child_process";
@@ -66,6 +66,14 @@ const flags = {
     shownDef: "none",
     rate: true,
     help: "rate-limit emailPool to N starts per period, e.g. 20/1s, 100/1m, 5/500ms",
+  },
+  "compare-jobs": {
+    env: "DEMO_COMPARE_JOBS",
+    def: "100",
+    int: true,
+    min: 0,
+    max: 10_000,
+    help: "then run this many ~2 s jobs as emailPool actions and as llmPool executor tasks, side by side (0: skip)",
   },
   out: {
     env: "DEMO_OUT",

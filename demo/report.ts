@@ -1,23 +1,24 @@
 // The demo's report page (demo-out/report.html, written by workload.demo.ts): a pure function from
 // the run's readings of the pool (reportFigures.ts) to one self-contained HTML page for an operator:
 // settings, summary figures, running and pending over time, outcomes, per-key progress, the
-// slowest and the failed jobs. The app's own tables (jobs, attempts, outcomes) are not used: the
-// page shows what an operator of any app could see. Inline CSS and SVG (reportCharts.ts): no
-// script, no URL, and a Content-Security-Policy that lets it load nothing. No I/O here.
+// slowest and the failed jobs; then the second run, the same jobs as ordinary actions and as an
+// executor's tasks, side by side (reportComparison.ts). The app's own tables (jobs, attempts,
+// outcomes) are not used: the page shows what an operator of any app could see. Inline CSS and SVG
+// (reportCharts.ts): no script, no URL, and a Content-Security-Policy that lets it load nothing. No
+// I/O here.
 import type { ListedWorkInfo } from "../src/client/index.js";
 import { escapeXml } from "./chart.js";
-import { COLOR, keyBar, OUTCOME_ROWS, outcomeBars, timeChart } from "./reportCharts.js";
+import { CHART_SIZE, COLOR, keyBar, OUTCOME_ROWS, outcomeBars, timeChart } from "./reportCharts.js";
+import { comparisonSection } from "./reportComparison.js";
 import {
   attemptsOf,
-  count,
-  duration,
   KEY_ROWS,
   ranMs,
   reportFigures,
   runSpan,
-  type Figure,
   type ReportData,
 } from "./reportFigures.js";
+import { count, duration, type Figure } from "./reportFormat.js";
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, sans-serif; color: #222; background: #f6f7f9; margin: 0; }
@@ -41,6 +42,8 @@ th { color: #5c6370; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.err { color: ${COLOR.failed}; font-family: ui-monospace, monospace; font-size: 12px; }
 tr.total td { font-weight: 600; border-top: 2px solid #dde1e6; }
+.pair { display: grid; grid-template-columns: repeat(2, ${CHART_SIZE.compare.width}px); gap: 10px; margin-top: 12px; }
+h3 { font-size: 14px; margin: 0 0 4px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin: 0 4px 0 10px; }
 code { font-size: 12px; }
 `;
@@ -197,6 +200,7 @@ ${data.keys
 ${keySection}
 <section><h2>Slowest jobs</h2><p class="sub">Finished jobs whose last attempt ran longest (<code>list</code>: startedAt to finishedAt).</p>${slowest}</section>
 <section><h2>Failed jobs</h2><p class="sub">Jobs that failed for good (out of attempts, or not retryable), newest first, with the error onComplete got.</p>${failed}</section>
+${data.comparison ? comparisonSection(data.comparison, new Map(figures.compare.map((f) => [f.name, f]))) : ""}
 </main>
 </body>
 </html>

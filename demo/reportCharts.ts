@@ -18,10 +18,11 @@ export const COLOR = {
   empty: "#eeeeee",
 };
 
-/** Sizes in CSS px: the time charts, the outcome bars (one row per OUTCOME_ROWS entry), one key's
- * progress bar. */
+/** Sizes in CSS px: the time charts (and the comparison's, two side by side), the outcome bars (one
+ * row per OUTCOME_ROWS entry), one key's progress bar. */
 export const CHART_SIZE = {
   time: { width: 880, height: 250 },
+  compare: { width: 420, height: 220 },
   outcomes: { width: 880, height: 140 },
   keyBar: { width: 260, height: 14 },
 };
@@ -34,7 +35,7 @@ const PLOT_BOTTOM_GAP = 44; // x tick labels and the x axis title
 const LEGEND_Y = 16;
 const LEGEND_CHAR_WIDTH = 6.8; // rough width of a 12 px sans-serif character
 const LEGEND_ITEM_GAP = 22;
-const MAX_X_TICKS = 10;
+const MAX_X_TICKS = 10; // on a chart of CHART_SIZE.time's width; fewer on a narrower one
 const MAX_Y_TICKS = 5;
 /** Headroom above the highest value, as a fraction of it, so a line at the top stays visible. */
 const Y_HEADROOM = 0.1;
@@ -65,15 +66,21 @@ export type TimeChartSpec = {
   t0: number;
   end: number;
   series: Series[];
+  /** Width and height in px (default CHART_SIZE.time). */
+  size?: { width: number; height: number };
 };
 
 /** Lines of gauges sampled over time, each drawn as steps (a sample holds until the next one). */
 export function timeChart(spec: TimeChartSpec): string {
-  const { width, height } = CHART_SIZE.time;
+  const { width, height } = spec.size ?? CHART_SIZE.time;
   const plotRight = width - PLOT_RIGHT;
   const plotBottom = height - PLOT_BOTTOM_GAP;
   const spanS = Math.max(0, spec.end - spec.t0) / 1000;
-  const xTicks = niceTicks(spanS, MAX_X_TICKS);
+  // A narrower chart gets fewer x ticks, so their labels keep their room.
+  const xTicks = niceTicks(
+    spanS,
+    Math.max(4, Math.round((MAX_X_TICKS * width) / CHART_SIZE.time.width)),
+  );
   const peak = Math.max(1, ...spec.series.flatMap((s) => s.points.map((p) => p.value)));
   const yTicks = niceTicks(peak * (1 + Y_HEADROOM), MAX_Y_TICKS, 1);
   const clampAt = (at: number) => Math.min(Math.max(at, spec.t0), spec.end);

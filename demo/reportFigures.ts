@@ -2,11 +2,14 @@
 // sampled during the run and read at its end, every job from `list`, each key's `keyStatus` —
 // reduced to what the page shows (summarizeJobs), and every figure it shows, computed once
 // (reportFigures), so that the page and report.json carry the same values and the browser test
-// can compare them. Pure: no I/O.
+// can compare them (the second run's, executor tasks beside ordinary actions, come from
+// reportComparison.ts). Pure: no I/O.
 // Types from the source, not "convex-workpool": test/demoReport.test.ts brings this file into the
 // root type check, where that name would resolve to the built dist/ (absent on a clean clone).
 import type { KeyStatus, ListedWorkInfo, Stats } from "../src/client/index.js";
 import { OUTCOME_ROWS, type OutcomeCounts } from "./reportCharts.js";
+import { comparisonFigures, type ExecutorComparison } from "./reportComparison.js";
+import { count, duration, type Figure } from "./reportFormat.js";
 
 /** Rows of the slowest-jobs table. */
 const SLOWEST_ROWS = 10;
@@ -67,6 +70,8 @@ export type ReportData = {
   jobs: JobsSummary;
   /** Each key's `keyStatus` at the end of the run, in key order. */
   keys: Array<{ key: string; status: KeyStatus }>;
+  /** The second run, unless the demo was told to skip it (--compare-jobs 0). */
+  comparison?: ExecutorComparison;
 };
 
 /** Attempts a job has made: a finished job's count is all of them, a running one's includes it. */
@@ -101,27 +106,6 @@ export function summarizeJobs(jobs: ListedWorkInfo[]): JobsSummary {
   };
 }
 
-/** A number the page shows, marked `data-figure="<name>"` in it. */
-export type Figure = {
-  name: string;
-  label: string;
-  value: string;
-  /** Where it comes from or what it means, in small print. */
-  note?: string;
-};
-
-/** 12345 → "12,345" (fixed, not the reader's locale). */
-export const count = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-
-/** A duration for people: "850 ms", "1.25 s", "12.3 s", "4 min 05 s". */
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(2)} s`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
-}
-
 /** When the run started and ended (epoch ms): first enqueue to last finish (or last sample). */
 export function runSpan(data: ReportData): { t0: number; end: number } {
   const atOf = data.samples.map((s) => s.at);
@@ -154,6 +138,7 @@ export function reportFigures(data: ReportData): {
   summary: Figure[];
   lastMinute: Figure[];
   keys: Figure[];
+  compare: Figure[];
 } {
   const { settings: s, final, jobs, samples } = data;
   const { t0, end } = runSpan(data);
@@ -246,13 +231,17 @@ export function reportFigures(data: ReportData): {
         ...OUTCOME_ROWS.map((k) => stat(`keys.total.${k}`, k, count(total(k)))),
       ]
     : [];
-  return { settings, summary, lastMinute, keys };
+  const compare = data.comparison ? comparisonFigures(data.comparison) : [];
+  return { settings, summary, lastMinute, keys, compare };
 }
 
 /** The figures by name, as report.json holds them. */
 export function figureValues(data: ReportData): Record<string, string> {
   const f = reportFigures(data);
   return Object.fromEntries(
-    [...f.settings, ...f.summary, ...f.lastMinute, ...f.keys].map((x) => [x.name, x.value]),
+    [...f.settings, ...f.summary, ...f.lastMinute, ...f.keys, ...f.compare].map((x) => [
+      x.name,
+      x.value,
+    ]),
   );
 }

@@ -11,6 +11,9 @@
 // the figures it shows beside it (report.json): built by report.ts and reportFigures.ts only from
 // the pool's own stats (sampled as the run goes), list and keyStatus (poolReadings.ts), not from
 // the app's tables.
+// Then, unless DEMO_COMPARE_JOBS is 0, a second run on a fresh backend (executorRun.ts): that many
+// jobs of ~2 s, once as ordinary actions through emailPool at DEMO_PARALLELISM and once as tasks of
+// llmPool's executor, side by side in the report and in the printed summary.
 /// <reference types="vite/client" />
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -25,8 +28,10 @@ import { rateChecks } from "../bench/checks.js";
 import { emailPool } from "../example/convex/pools.js";
 import schema from "../example/convex/schema.js";
 import { runningChart } from "./chart.js";
+import { runExecutorComparison } from "./executorRun.js";
 import { listAllJobs, readKeys, readStats } from "./poolReadings.js";
 import { reportHtml } from "./report.js";
+import { actionsStarted, type ExecutorComparison } from "./reportComparison.js";
 import { figureValues, summarizeJobs, type ReportData, type StatsSample } from "./reportFigures.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
 
@@ -55,6 +60,10 @@ const rate = ((raw) => {
   const [starts, periodMs] = raw.split(",").map(Number);
   return { starts, periodMs };
 })(process.env.DEMO_RATE);
+/** Jobs of the second run, executor tasks beside ordinary actions; 0 skips it. */
+const compareJobs = envNumber("DEMO_COMPARE_JOBS", 100);
+/** How long each job of the second run waits (virtual ms, ±25%): I/O, such as a model call. */
+const COMPARE_DURATION_MS = 2000;
 const tty = process.env.DEMO_TTY === "1";
 const svgPath = resolve(
   process.env.DEMO_OUT ||
@@ -311,6 +320,23 @@ function keyReport(rows: KeyRow[], table = 20): string {
   );
 }
 
+/** The printed summary's rows of the second run, one per side. */
+function comparisonRows(c: ExecutorComparison | undefined): Array<[string, string]> {
+  if (!c) return [];
+  return (["actions", "tasks"] as const).map((name) => {
+    const side = c[name];
+    const makespan = (side.jobs.lastFinishedAt ?? 0) - (side.jobs.firstEnqueuedAt ?? 0);
+    const peak = Math.max(...side.samples.map((x) => x.running));
+    const started = actionsStarted(side);
+    return [
+      name === "actions" ? "as actions" : "as tasks",
+      `${side.jobs.succeeded}/${side.jobs.total} succeeded in ${(makespan / 1000).toFixed(2)} s virtual, ` +
+        `peak ${peak} running (${side.pool}, maxParallelism ${side.final.maxParallelism}), ` +
+        `${started} action${started === 1 ? "" : "s"} started (${Object.keys(side.actions).join(", ")})`,
+    ];
+  });
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -529,6 +555,32 @@ it("runs the example app's email workload", async () => {
     ];
   };
 
+  // The second run: the same jobs as ordinary actions and as executor tasks, on a fresh backend.
+  let comparison: ExecutorComparison | undefined;
+  if (compareJobs > 0) {
+    out(
+      `\nexecutor run: ${compareJobs} jobs of ~${COMPARE_DURATION_MS} ms, enqueued at once as emailPool ` +
+        `actions (maxParallelism ${parallelism}) and as llmPool executor tasks\n`,
+    );
+    const compareLine = (done: { actions: number; tasks: number }, at: number, c0: number) =>
+      `[${((at - c0) / 1000).toFixed(1).padStart(6)}s virtual] actions done ${done.actions}/${compareJobs}` +
+      ` | tasks done ${done.tasks}/${compareJobs}`;
+    const c0 = Date.now();
+    comparison = await runExecutorComparison({
+      jobs: compareJobs,
+      durationMs: COMPARE_DURATION_MS,
+      seed,
+      parallelism,
+      modules,
+      sampleEveryMs: SAMPLE_EVERY_MS,
+      stepMs: STEP_MS,
+      progress: (done, at) => {
+        if (tty) out(`\r${compareLine(done, at, c0)}\x1b[K`);
+      },
+    });
+    if (tty) out(`\n`);
+  }
+
   // The operator's page, from the pool's own readings only (the rate limit from its config).
   const report: ReportData = {
     settings: {
@@ -551,6 +603,7 @@ it("runs the example app's email workload", async () => {
       emailPool,
       Array.from({ length: keys }, (_, k) => `k${k}`),
     ),
+    comparison,
   };
   mkdirSync(dirname(reportPath), { recursive: true });
   writeFileSync(reportPath, reportHtml(report));
@@ -594,6 +647,7 @@ it("runs the example app's email workload", async () => {
     ],
     ...priorityRows(),
     ...rateRows(),
+    ...comparisonRows(comparison),
     ["chart", svgPath],
     ["report page", `${reportPath} (its figures: ${reportJsonPath})`],
     ["wall time", `${((performance.now() - wallStart) / 1000).toFixed(1)} s real`],
@@ -618,6 +672,25 @@ it("runs the example app's email workload", async () => {
     );
   }
   expect(max, "never more running than maxParallelism").toBeLessThanOrEqual(limit);
+  if (comparison) {
+    for (const side of [comparison.actions, comparison.tasks]) {
+      expect(side.jobs, `${side.pool}'s list in the executor run`).toMatchObject({
+        total: compareJobs,
+        succeeded: compareJobs,
+      });
+      const peak = Math.max(...side.samples.map((x) => x.running));
+      expect(peak, `${side.pool} within its maxParallelism`).toBeLessThanOrEqual(
+        side.final.maxParallelism,
+      );
+    }
+    // One worker action per job (none fails), and fewer executor actions than jobs once an
+    // executor has more than one job to run.
+    expect(actionsStarted(comparison.actions), "an action per job").toBe(compareJobs);
+    expect(actionsStarted(comparison.tasks), "executor actions").toBeGreaterThanOrEqual(1);
+    if (compareJobs > 1) {
+      expect(actionsStarted(comparison.tasks), "executor actions").toBeLessThan(compareJobs);
+    }
+  }
   for (const row of perKey) {
     expect(
       row.atOnce,

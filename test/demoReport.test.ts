@@ -1,14 +1,14 @@
 // @vitest-environment node
-// The demo's report page (demo/report.ts, reportFigures.ts, reportCharts.ts). First its pure
-// parts, from made-up pool readings. Then the real thing: a small fixed run of the demo harness
-// (demo.mjs: 12 jobs over 6 keys, about 3 s, while the browser starts) writes the page to
-// demo-out/browser-check/, and headless Chromium (playwright-core driving the system's
-// /usr/bin/chromium, or $CHROMIUM_PATH; it downloads no browser) opens it from file://: the figures
-// shown must equal report.json's and the pool's readings in it, the charts must render at their
-// sizes, the page must request nothing and log no error. The screenshot goes to
-// demo-out/report.png. Without the browser that check is skipped, saying so — except under CI,
-// where a missing browser fails it (.ci/run installs chromium). Node environment: it spawns
-// processes.
+// The demo's report page (demo/report.ts, reportFigures.ts, reportComparison.ts, reportCharts.ts).
+// First its pure parts, from made-up pool readings. Then the real thing: a small fixed run of the
+// demo harness (demo.mjs: 12 jobs over 6 keys, then 20 jobs as actions and as executor tasks; about
+// 4 s, while the browser starts) writes the page to demo-out/browser-check/, and headless Chromium
+// (playwright-core driving the system's /usr/bin/chromium, or $CHROMIUM_PATH; it downloads no
+// browser) opens it from file://: the figures shown must equal report.json's and the pool's
+// readings in it, the charts must render at their sizes, the page must request nothing and log no
+// error. The screenshot goes to demo-out/report.png. Without the browser that check is skipped,
+// saying so — except under CI, where a missing browser fails it (.ci/run installs chromium). Node
+// environment: it spawns processes.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,13 +21,18 @@ import { escapeXml } from "../demo/chart.js";
 import { reportHtml } from "../demo/report.js";
 import { CHART_SIZE } from "../demo/reportCharts.js";
 import {
-  count,
-  duration,
+  actionsStarted,
+  COMPARISON_ROWS,
+  type ComparisonSide,
+  type ExecutorComparison,
+} from "../demo/reportComparison.js";
+import {
   figureValues,
   reportFigures,
   summarizeJobs,
   type ReportData,
 } from "../demo/reportFigures.js";
+import { count, duration } from "../demo/reportFormat.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -80,6 +85,40 @@ function readings(jobs: ListedWorkInfo[]): ReportData {
     ],
   };
 }
+/** One side of a made-up executor comparison: `n` jobs enqueued at 0, finishing by `lastMs`, run
+ * in `actions` actions, `running` of them at once until then. */
+function side(
+  pool: string,
+  n: number,
+  lastMs: number,
+  actions: Record<string, number>,
+  running: number,
+): ComparisonSide {
+  const jobs = Array.from({ length: n }, (_, i) =>
+    job({ finishedAt: i === 0 ? lastMs : lastMs / 2, name: pool }),
+  );
+  return {
+    pool,
+    runs: pool === "llmPool" ? "llm:run, task summarize" : "emails:send",
+    concurrency: pool === "llmPool" ? 50 : undefined,
+    samples: [
+      { ...idle, at: 0, running, maxParallelism: running },
+      { ...idle, at: lastMs, maxParallelism: running },
+    ],
+    final: { ...idle, maxParallelism: running },
+    jobs: summarizeJobs(jobs),
+    actions,
+  };
+}
+
+/** 8 jobs: as actions 2 at a time over 8 s, in 8 worker actions; as tasks all at once in 2 s, in
+ * one executor action. */
+const comparison: ExecutorComparison = {
+  workload: { jobs: 8, durationMs: 2000, seed: 1 },
+  actions: side("emailPool", 8, 8000, { "runners/worker:runAction": 8 }, 2),
+  tasks: side("llmPool", 8, 2000, { "llm:run": 1 }, 8),
+};
+
 const statusOf = (succeeded: number, failed: number) => ({
   succeeded,
   failed,
@@ -133,6 +172,30 @@ describe("report page builder (pure)", () => {
       "keys.total.succeeded": "3",
       "keys.total.failed": "1",
     });
+    expect(Object.keys(f).some((name) => name.startsWith("compare."))).toBe(false);
+  });
+
+  it("computes the executor comparison's figures, side by side", () => {
+    const f = figureValues({ ...readings(jobs), comparison });
+    expect(f).toMatchObject({
+      "compare.actions.pool": "emailPool, maxParallelism 2",
+      "compare.tasks.pool": "llmPool, maxParallelism 8",
+      "compare.actions.jobs": "8",
+      "compare.tasks.succeeded": "8",
+      "compare.actions.makespan": "8.00 s",
+      "compare.tasks.makespan": "2.00 s",
+      "compare.actions.peakRunning": "2",
+      "compare.tasks.peakRunning": "8",
+      "compare.actions.actionsStarted": "8",
+      "compare.tasks.actionsStarted": "1",
+      "compare.actions.jobsPerAction": "1.0",
+      "compare.tasks.jobsPerAction": "8.0",
+      "compare.makespanRatio": "4.0×",
+      "compare.actionsRatio": "8.0×",
+    });
+    expect(f["compare.tasks.runs"]).toBe(
+      "an executor action, up to 50 at once (llm:run, task summarize)",
+    );
   });
 
   it("formats counts and durations the same everywhere", () => {
@@ -147,19 +210,26 @@ describe("report page builder (pure)", () => {
   });
 
   it("builds one page that loads nothing, escapes text and marks every figure once", () => {
-    const data = readings(jobs);
+    const data = { ...readings(jobs), comparison };
     const html = reportHtml(data);
     expect(html).toContain(`content="default-src 'none'; style-src 'unsafe-inline'"`);
     expect(html).not.toMatch(/\b(https?|ftp|wss?):|\b(src|href)=|url\(|<script|<link|@import/i);
     expect(html).toContain("smtp 451 &lt;b&gt;&amp;");
     const marked = [...html.matchAll(/data-figure="([^"]+)">([^<]*)</g)];
     const all = reportFigures(data);
-    const names = [...all.settings, ...all.summary, ...all.lastMinute, ...all.keys].map(
-      (f) => f.name,
-    );
+    const names = [
+      ...all.settings,
+      ...all.summary,
+      ...all.lastMinute,
+      ...all.keys,
+      ...all.compare,
+    ].map((f) => f.name);
+    expect(all.compare.length).toBeGreaterThan(0);
     expect(marked.map((m) => m[1]).sort()).toEqual([...names].sort());
     for (const [, name, text] of marked)
       expect(text, name).toBe(escapeXml(figureValues(data)[name]));
+    expect(html).toContain(`data-chart="compare-actions"`);
+    expect(reportHtml(readings(jobs))).not.toContain(`data-section="compare"`);
   });
 });
 
@@ -186,6 +256,9 @@ const CHROMIUM_ARGS = [
  * failing all 5 attempts waits ~4 s of backoff, holding its key), so the failed table has rows. */
 const DEMO_ARGS = ["--jobs", "12", "--parallelism", "8", "--duration-ms", "100"];
 DEMO_ARGS.push("--fail-rate", "0.6", "--keys", "6", "--seed", "1");
+/** Then 20 jobs of ~2 s as actions (at parallelism 8: three waves) and as executor tasks (one
+ * executor action runs them all): the comparison section has figures that differ. */
+DEMO_ARGS.push("--compare-jobs", "20");
 const OUT = join(root, "demo-out", "browser-check");
 const SCREENSHOT = join(root, "demo-out", "report.png");
 const VIEWPORT = { width: 960, height: 900 };
@@ -279,6 +352,33 @@ describe("report page in headless Chromium", () => {
           expect(fig[`key.${key}.succeeded`], key).toBe(count(status.succeeded));
           expect(fig[`key.${key}.failed`], key).toBe(count(status.failed));
         }
+        // The comparison: each side's figures are its pool's readings in report.json, and the
+        // executor side started fewer actions and finished sooner.
+        const c = data.comparison!;
+        expect(c.workload.jobs).toBe(20);
+        for (const name of ["actions", "tasks"] as const) {
+          const s = c[name];
+          expect(fig[`compare.${name}.jobs`], name).toBe(count(s.jobs.total));
+          expect(fig[`compare.${name}.succeeded`], name).toBe(count(s.jobs.succeeded));
+          expect(fig[`compare.${name}.actionsStarted`], name).toBe(count(actionsStarted(s)));
+          expect(fig[`compare.${name}.peakRunning`], name).toBe(
+            count(Math.max(...s.samples.map((x) => x.running))),
+          );
+          expect(fig[`compare.${name}.makespan`], name).toBe(
+            duration(s.jobs.lastFinishedAt! - s.jobs.firstEnqueuedAt!),
+          );
+          expect(s.jobs.succeeded, name).toBe(20);
+        }
+        expect(c.actions.actions).toEqual({ "runners/worker:runAction": 20 });
+        expect(actionsStarted(c.tasks)).toBeLessThan(actionsStarted(c.actions));
+        expect(c.tasks.jobs.lastFinishedAt! - c.tasks.jobs.firstEnqueuedAt!).toBeLessThan(
+          c.actions.jobs.lastFinishedAt! - c.actions.jobs.firstEnqueuedAt!,
+        );
+        const compareRows = await tab.$$eval("table[data-table=compare] tr[data-row]", (trs) =>
+          trs.map((tr) => tr.getAttribute("data-row")),
+        );
+        expect(compareRows).toEqual(COMPARISON_ROWS);
+
         // The tables list list's jobs: ids in order, and each failed job's error.
         const rowsOf = (table: string) =>
           tab.$$eval(`table[data-table=${table}] tr[data-job]`, (trs) =>
@@ -298,6 +398,8 @@ describe("report page in headless Chromium", () => {
           ["pending", CHART_SIZE.time, 1, "path[data-series=pending]"],
           ["outcomes", CHART_SIZE.outcomes, 1, "rect"],
           ["key", CHART_SIZE.keyBar, data.keys.length, "rect:has(title)"],
+          ["compare-actions", CHART_SIZE.compare, 1, "path[data-series=running]"],
+          ["compare-tasks", CHART_SIZE.compare, 1, "path[data-series=running]"],
         ];
         for (const [name, size, n, mark] of charts) {
           const svgs = tab.locator(`svg[data-chart=${name}]`);
@@ -313,6 +415,16 @@ describe("report page in headless Chromium", () => {
         const line = tab.locator("svg[data-chart=running] path[data-series=running]");
         expect((await line.getAttribute("d"))!.split("V").length).toBe(data.samples.length);
         expect((await line.boundingBox())!.width).toBeGreaterThan(CHART_SIZE.time.width / 2);
+        // So does each side's of the comparison, the two side by side on one row.
+        const boxes = [];
+        for (const name of ["actions", "tasks"] as const) {
+          const chart = tab.locator(`svg[data-chart=compare-${name}]`);
+          const d = await chart.locator("path[data-series=running]").getAttribute("d");
+          expect(d!.split("V").length, name).toBe(c[name].samples.length);
+          boxes.push((await chart.boundingBox())!);
+        }
+        expect(boxes[1].y).toBe(boxes[0].y);
+        expect(boxes[1].x).toBeGreaterThanOrEqual(boxes[0].x + boxes[0].width);
 
         mkdirSync(join(root, "demo-out"), { recursive: true });
         await tab.screenshot({ path: SCREENSHOT, fullPage: true });

@@ -1,5 +1,5 @@
 // The admin module (admin.ts) as an admin page uses it, and GET /metrics (http.ts) as a Prometheus
-// scraper reads it: convex-test with both pools registered, a fake clock stepped with
+// scraper reads it: convex-test with the app's pools registered, a fake clock stepped with
 // vi.advanceTimersByTimeAsync (the clock stands still between steps, so a query and a fetch made
 // one after the other see the same instant). /metrics is read back with parse-prometheus-text-format,
 // someone else's reading of the format.
@@ -80,7 +80,7 @@ const listJobs = (t: T, args: Omit<FunctionArgs<typeof api.admin.listJobs>, "pag
   t.query(api.admin.listJobs, { ...args, paginationOpts: firstPage });
 
 describe("GET /metrics", () => {
-  it("serves both pools' stats in Prometheus' text format, as admin.stats reports them", async () => {
+  it("serves every pool's stats in Prometheus' text format, as admin.stats reports them", async () => {
     const t = setup();
     // emailPool: a bounced address fails for good; two emails fail every attempt and are retried.
     await t.mutation(api.emails.sendEmails, {
@@ -137,9 +137,13 @@ describe("GET /metrics", () => {
     await t.mutation(api.scrape.scrapeSite, { urls: ["https://a.example.com/"], ...sim });
     await runFor(10_000);
     const samples = samplesByFamily(parsePrometheus(await (await t.fetch("/metrics")).text()));
-    expect(samples.workpool_pending_jobs).toEqual({ emailPool: 0, scrapePool: 0 });
-    expect(samples.workpool_running_jobs).toEqual({ emailPool: 0, scrapePool: 0 });
-    expect(samples.workpool_oldest_pending_seconds).toEqual({ emailPool: 0, scrapePool: 0 });
+    expect(samples.workpool_pending_jobs).toEqual({ emailPool: 0, scrapePool: 0, llmPool: 0 });
+    expect(samples.workpool_running_jobs).toEqual({ emailPool: 0, scrapePool: 0, llmPool: 0 });
+    expect(samples.workpool_oldest_pending_seconds).toEqual({
+      emailPool: 0,
+      scrapePool: 0,
+      llmPool: 0,
+    });
     // The fetch and the mutation job that stored its page finished within the last minute.
     expect(samples.workpool_last_minute_events["scrapePool,succeeded"]).toBe(2);
   });

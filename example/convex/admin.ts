@@ -1,4 +1,4 @@
-// What an admin page binds to (useQuery, usePaginatedQuery, useMutation): both pools' health, a
+// What an admin page binds to (useQuery, usePaginatedQuery, useMutation): every pool's health, a
 // pool's jobs page by page with their state, outcome and key filters, one job's details (why it
 // failed), retrying a failed or canceled job, a key's progress, and pausing a pool or a key.
 //
@@ -17,16 +17,18 @@ import {
   vWorkInfo,
 } from "convex-workpool";
 import { mutation, query } from "./_generated/server.js";
-import { emailPool, pools, scrapePool } from "./pools.js";
+import { emailPool, llmPool, pools, scrapePool } from "./pools.js";
 import { vPoolName } from "./schema.js";
 
-/** Both pools' health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute }`. */
+/** Each pool's health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute }`
+ * (llmPool's counts are its tasks: a job, however many run in one executor action). */
 export const stats = query({
   args: {},
-  returns: v.object({ emailPool: vStats, scrapePool: vStats }),
+  returns: v.object({ emailPool: vStats, scrapePool: vStats, llmPool: vStats }),
   handler: async (ctx) => ({
     emailPool: await emailPool.stats(ctx),
     scrapePool: await scrapePool.stats(ctx),
+    llmPool: await llmPool.stats(ctx),
   }),
 });
 

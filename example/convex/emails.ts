@@ -4,7 +4,7 @@ import { v } from "convex/values";
 import { NonRetryableError, type WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
 import { internalAction, mutation } from "./_generated/server.js";
-import { emailPool, track, type JobContext } from "./pools.js";
+import { emailPool, track, type TrackedJob } from "./pools.js";
 import { vPriority } from "./schema.js";
 import { attemptFails, sleep, workMs } from "./sim.js";
 
@@ -54,7 +54,7 @@ export const sendEmails = mutation({
   handler: async (ctx, { emails, ms, failRate, seed }): Promise<WorkId[]> => {
     const ids: WorkId[] = [];
     for (const { key, to, poolKey, priority } of emails) {
-      const context: JobContext = { pool: "emailPool", key, kind: "email", poolKey, priority };
+      const context: TrackedJob = { pool: "emailPool", key, kind: "email", poolKey, priority };
       const id: WorkId = await emailPool.enqueueAction(
         ctx,
         internal.emails.send,

@@ -1,4 +1,4 @@
-// Tests of the example app, run on convex-test with both pools registered and a virtual clock.
+// Tests of the example app, run on convex-test with the app's pools registered and a virtual clock.
 /// <reference types="vite/client" />
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// The app's HTTP routes: GET /metrics serves both pools' stats in Prometheus' text format, for a
+// The app's HTTP routes: GET /metrics serves every pool's stats in Prometheus' text format, for a
 // scraper (Prometheus, Grafana Agent, Datadog's OpenMetrics check) to graph and alert on.
 //
 // Like the admin functions (admin.ts), this route is open to anyone who knows the deployment's URL.
@@ -7,7 +7,7 @@
 import { httpRouter } from "convex/server";
 import { METRICS_CONTENT_TYPE, workpoolMetrics } from "convex-workpool";
 import { httpAction } from "./_generated/server.js";
-import { emailPool, scrapePool } from "./pools.js";
+import { emailPool, llmPool, scrapePool } from "./pools.js";
 
 const http = httpRouter();
 
@@ -18,6 +18,7 @@ http.route({
     const body = workpoolMetrics({
       emailPool: await emailPool.stats(ctx),
       scrapePool: await scrapePool.stats(ctx),
+      llmPool: await llmPool.stats(ctx),
     });
     return new Response(body, { headers: { "Content-Type": METRICS_CONTENT_TYPE } });
   }),

@@ -21,7 +21,10 @@ export const status = query({
   },
 });
 
-/** Cancels a job: if it has not started it never will; a running job is not interrupted. */
+/**
+ * Cancels a job: if it has not started it never will. A running action is not interrupted; a
+ * running summary (an llmPool task) has its `signal` aborted and stops waiting.
+ */
 export const cancel = mutation({
   args: { pool: vPoolName, workId: vWorkId },
   returns: v.null(),

@@ -4,7 +4,19 @@ import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 
 /** Which installed pool a job went to. Work ids are unique per pool only, so rows carry both. */
-export const vPoolName = v.union(v.literal("emailPool"), v.literal("scrapePool"));
+export const vPoolName = v.union(
+  v.literal("emailPool"),
+  v.literal("scrapePool"),
+  v.literal("llmPool"),
+);
+/** What a job does: an email (emailPool), a page fetch or a page store (scrapePool), a page's
+ * summary (llmPool, a task of the executor llm.run). */
+export const vJobKind = v.union(
+  v.literal("email"),
+  v.literal("fetch"),
+  v.literal("store"),
+  v.literal("summary"),
+);
 /** A job's priority in its pool (the pool's `priority` enqueue option). */
 export const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 
@@ -18,7 +30,7 @@ export default defineSchema({
     pool: vPoolName,
     workId: v.string(),
     key: v.string(),
-    kind: v.union(v.literal("email"), v.literal("fetch"), v.literal("store")),
+    kind: vJobKind,
     poolKey: v.optional(v.string()),
     /** The job's priority, when the app gave one (emails.sendEmails). */
     priority: v.optional(vPriority),
@@ -26,7 +38,9 @@ export default defineSchema({
   })
     .index("by_pool_workId", ["pool", "workId"])
     .index("by_key", ["key"]),
-  /** One row per attempt of an action, written by the action itself when it starts and ends. */
+  /** One row per attempt of an action, written by the action itself when it starts and ends.
+   * (llmPool's tasks log none: many run at once in one executor action, and a task that wrote two
+   * rows per attempt would spend the calls an executor saves.) */
   attempts: defineTable({
     key: v.string(),
     attempt: v.number(),

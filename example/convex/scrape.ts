@@ -6,7 +6,7 @@ import { v } from "convex/values";
 import type { WorkId } from "convex-workpool";
 import { internal } from "./_generated/api.js";
 import { internalAction, internalMutation, mutation } from "./_generated/server.js";
-import { scrapePool, track, type JobContext } from "./pools.js";
+import { scrapePool, track, type TrackedJob } from "./pools.js";
 import { attemptFails, chance, sleep, workMs } from "./sim.js";
 
 const vSim = { ms: v.number(), failRate: v.number(), seed: v.number() };
@@ -68,7 +68,7 @@ export const scrapeSite = mutation({
     const ids: WorkId[] = [];
     for (const url of urls) {
       const poolKey = hostOf(url);
-      const context: JobContext = {
+      const context: TrackedJob = {
         pool: "scrapePool",
         key: `fetch:${url}`,
         kind: "fetch",

@@ -30,9 +30,24 @@ export function workMs(seed: number, key: string, ms: number): number {
   return Math.round(ms * (0.75 + 0.5 * chance(seed, key, 0)));
 }
 
-/** Simulated work: sleeps (virtual time under the tests' fake clock). */
-export async function sleep(ms: number): Promise<void> {
-  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Simulated work: sleeps (virtual time under the tests' fake clock). With `signal`, it stops when
+ * the signal aborts and rejects with its reason, as `fetch` does.
+ */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) throw signal.reason;
+  if (ms <= 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** Arguments that control a simulated job. */

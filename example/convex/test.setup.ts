@@ -1,4 +1,4 @@
-// What the example app's test files share: a convex-test backend with both pools registered, on a
+// What the example app's test files share: a convex-test backend with its pools registered, on a
 // fake clock that the tests step. (Two dots in the name: Convex does not take it for a module.)
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
@@ -22,12 +22,13 @@ export function useExampleApp(): void {
   });
 }
 
-/** A fresh backend with the app and both pools, on a fake clock. */
+/** A fresh backend with the app and its three pools, on a fake clock. */
 export function setup() {
   vi.useFakeTimers();
   const t = convexTest(schema, modules);
   register(t, "emailPool");
   register(t, "scrapePool");
+  register(t, "llmPool");
   return t;
 }
 export type T = ReturnType<typeof setup>;

@@ -13,6 +13,7 @@ import type * as attempts from "../attempts.js";
 import type * as emails from "../emails.js";
 import type * as http from "../http.js";
 import type * as jobs from "../jobs.js";
+import type * as llm from "../llm.js";
 import type * as pools from "../pools.js";
 import type * as scrape from "../scrape.js";
 import type * as sim from "../sim.js";
@@ -30,6 +31,7 @@ const fullApi: ApiFromModules<{
   emails: typeof emails;
   http: typeof http;
   jobs: typeof jobs;
+  llm: typeof llm;
   pools: typeof pools;
   scrape: typeof scrape;
   sim: typeof sim;
@@ -64,4 +66,5 @@ export const internal: FilterApi<
 export const components = componentsGeneric() as unknown as {
   emailPool: import("convex-workpool/_generated/component.js").ComponentApi<"emailPool">;
   scrapePool: import("convex-workpool/_generated/component.js").ComponentApi<"scrapePool">;
+  llmPool: import("convex-workpool/_generated/component.js").ComponentApi<"llmPool">;
 };
