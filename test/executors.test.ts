@@ -57,6 +57,17 @@ describe("executors", () => {
     });
   });
 
+  it("refills a freed slot within half a second", async () => {
+    const t = setup();
+    await enqueueIo(t, ios(10, { ms: 1_000 }), { poolOptions: { maxParallelism: 5 } });
+    await runUntil(t, async () => (await completions(t)).length === 10, 20_000, 20);
+    const starts = Array.from({ length: 10 }, (_, i) => probe.starts.get(`t${i}`)![0]).sort(
+      (a, b) => a - b,
+    );
+    const firstWaveEnds = starts[4] + 1_000;
+    for (const start of starts.slice(5)) expect(start - firstWaveEnds).toBeLessThanOrEqual(500);
+  });
+
   it("enqueueTaskBatch enqueues many tasks in one call, each a job", async () => {
     const t = setup();
     const ids = await enqueueIo(t, ios(12, { ms: 100 }), { batch: true });

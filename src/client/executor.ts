@@ -37,8 +37,15 @@ export const EXECUTOR_BUDGET_MS = 9 * 60_000;
 /** Outcomes wait at most this long to be reported with others: a freed pool slot is refilled
  * within about two of these (this report, and the next one, which brings the new hand-over). */
 export const REPORT_INTERVAL_MS = 200;
+/** A report that freed slots (it carried outcomes, or it was the first, which says how many
+ * tasks the executor runs) is followed this long after by the one that takes their refill, unless
+ * another report came first: the loop hands the freed slots over within a segment or two (100 ms
+ * each). So a freed slot is refilled within about half a second, and an executor whose tasks all
+ * finished waits that long for more before it ends (instead of ending and making the pool start
+ * another). */
+export const REFILL_AFTER_MS = 250;
 /** While its tasks run and none finishes, an executor calls the pool at most this often (for
- * cancels and new hand-overs); reports of outcomes come on top. */
+ * cancels and new hand-overs); reports of outcomes, and their refills, come on top. */
 export const CHECK_IN_INTERVAL_MS = 2_000;
 /** Unreported results an executor holds, by its own byte count, before it reports: far below the
  * 8 MiB the API allows, and below what one report's arguments may carry. */
@@ -185,6 +192,8 @@ class ExecutorRun {
   private outcomes: Outcome[] = [];
   private unreportedBytes = 0;
   private lastCall = 0;
+  /** When the refill of the slots the last report freed is due (see REFILL_AFTER_MS). */
+  private refillAt: number | undefined;
   private firstReport = true;
   private wake: (() => void) | undefined;
   /** A report that failed while a task finished: the run ends with it (the pool recovers). */
@@ -208,6 +217,9 @@ class ExecutorRun {
     this.outcomes = [];
     this.unreportedBytes = 0;
     this.lastCall = Date.now();
+    // A report that frees slots (or says how many there are) is followed by one for their refill.
+    this.refillAt =
+      outcomes.length > 0 || this.firstReport ? this.lastCall + REFILL_AFTER_MS : undefined;
     const answer = await this.ctx.runMutation(this.component.runners.executor.report, {
       executorId: this.executorId,
       ...(this.firstReport ? { concurrency: this.concurrency } : {}),
@@ -367,25 +379,34 @@ class ExecutorRun {
         await this.report(true);
         return;
       }
-      if (this.running.size === 0 && this.waiting.length === 0) {
-        // Nothing left: the last report says so, and ends the executor unless it brings more.
-        ({ more, stop } = await this.report(true));
+      const now = Date.now();
+      const refillDue = this.refillAt !== undefined && now >= this.refillAt;
+      if (this.running.size === 0 && this.waiting.length === 0 && this.outcomes.length === 0) {
+        // Nothing left: once the refill of its last freed slots is due, the last report says so,
+        // and ends the executor unless it brings more.
+        if (this.refillAt === undefined || refillDue) {
+          ({ more, stop } = await this.report(true));
+          continue;
+        }
+        await this.pause(this.refillAt - now);
         continue;
       }
-      const sinceCall = Date.now() - this.lastCall;
+      const sinceCall = now - this.lastCall;
       const hasRoom = this.running.size < this.concurrency;
       const due =
         more ||
         (this.outcomes.length > 0 && sinceCall >= REPORT_INTERVAL_MS) ||
+        (refillDue && hasRoom) ||
         sinceCall >= CHECK_IN_INTERVAL_MS;
       if (due) {
         ({ more, stop } = await this.report());
         continue;
       }
+      const untilRefill = this.refillAt !== undefined && hasRoom ? this.refillAt - now : Infinity;
       const wait =
-        this.outcomes.length > 0 || hasRoom
-          ? Math.min(REPORT_INTERVAL_MS, CHECK_IN_INTERVAL_MS - sinceCall)
-          : CHECK_IN_INTERVAL_MS - sinceCall;
+        this.outcomes.length > 0
+          ? Math.min(REPORT_INTERVAL_MS - sinceCall, CHECK_IN_INTERVAL_MS - sinceCall)
+          : Math.min(untilRefill, CHECK_IN_INTERVAL_MS - sinceCall);
       await this.pause(Math.min(wait, this.timeLeft()));
     }
   }

@@ -40,16 +40,20 @@ async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[
     .take(MAX_EXECUTORS_PER_FUNCTION);
   const entries: ExecutorEntry[] = [];
   for (const row of rows) {
+    // One entry per executor in a pass: one settling a task may have read it already.
+    const entry = pass.executorsById.get(row._id) ?? { row, dirty: false };
+    pass.executorsById.set(row._id, entry);
+    if (entry.gone) continue;
     // An executor that ended after its last task was settled is not written again by a pass that
     // settles one: it goes here, when its function's executors are next read.
-    if (row.assigned === 0 && (row.ending || (await actionOver(pass, row)))) {
+    if (entry.row.assigned === 0 && (entry.row.ending || (await actionOver(pass, entry.row)))) {
       await pass.ctx.db.delete("executors", row._id);
+      entry.gone = true;
       continue;
     }
-    entries.push({ row, dirty: false });
+    entries.push(entry);
   }
   pass.executors.set(fnHandle, entries);
-  for (const entry of entries) pass.executorsById.set(entry.row._id, entry);
   return entries;
 }
 

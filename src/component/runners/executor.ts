@@ -5,7 +5,8 @@
  * the loop settles), and carries back what the loop handed the executor since: tasks to run and
  * tasks to cancel. An executor with nothing left says so in its last report and ends, unless that
  * report brings it more. Writes only `pendingCompletion` (and a payload for a large result), the
- * hand-overs it takes, and its own executor row's `concurrency` and `ending`; never decides
+ * hand-overs it takes, and its own executor row (`concurrency`, `ending`, or its deletion when the
+ * loop has nothing of it left to settle); never decides
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
 import { v } from "convex/values";
@@ -79,7 +80,10 @@ export const report = mutation({
     }
     const answer = await takeHandovers(ctx, row._id, ending === true);
     if (ending && answer.tasks.length === 0 && !answer.more) {
-      await ctx.db.patch("executors", row._id, { ending: true });
+      // Nothing of its own left for the loop to settle: the row goes now. Otherwise the loop
+      // deletes it once it settled the rest (mainLoop/executors.ts `flushExecutors`).
+      if (row.assigned === 0) await ctx.db.delete("executors", row._id);
+      else await ctx.db.patch("executors", row._id, { ending: true });
       return { ...answer, stop: true };
     }
     return answer;
