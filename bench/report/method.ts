@@ -126,9 +126,9 @@ export function notShown(run: BenchRun): string {
 
 /** How to run it again; `detail` links to the detail document, `conflicts` to its section. */
 export function rerunning(detail: string, conflicts: string): string {
-  return `\`npm run bench\` runs every scenario but the opt-in 4c (about 12 minutes on two cores, 5 of
-them in the key scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can
-leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and
+  return `\`npm run bench\` runs every scenario but the opt-in 4c (about 15 minutes on two cores: 6½ of
+them in 9a, 10,000 actions of 2 s on each side, and 3 in the key scenarios 7a to 7c, whose lookups
+convex-test answers by scanning; \`BENCH_ONLY\` can leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and
 ${detail}, and saves the raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders both files again from that JSON
 without running anything (several files, comma-separated, are merged into one run: a full run and
