@@ -6,7 +6,8 @@
  * they see a key over its limit and a key's jobs out of order, and what a small keyed run gives; and
  * the rate-limit and priority checks (checks.ts): that they see a window over the limit, a slow
  * rate and a low job ahead of a waiting high one, and that a small rate-limited run records the
- * pool's starts without printing them.
+ * pool's starts without printing them. Billed bandwidth (each document at least 1 KiB) is checked
+ * on both cases too.
  */
 import { convexTest } from "convex-test";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -15,7 +16,7 @@ import schema from "./app/schema.js";
 import { probe } from "./app/probe.js";
 import { priorityChecks, rateChecks } from "./checks.js";
 import { appModules, keyChecks, runScenario, type Scenario } from "./harness.js";
-import { installInstrumentation, resetCounters } from "./instrument.js";
+import { installInstrumentation, MIN_BILLED_DOCUMENT_BYTES, resetCounters } from "./instrument.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -41,6 +42,12 @@ describe("bench counters", () => {
     expect(mutation.bytesRead + query.bytesRead).toBe(r.bytesRead);
     expect(mutation.docsWritten + query.docsWritten).toBe(r.documentsWritten);
     expect(mutation.bytesWritten + query.bytesWritten).toBe(r.bytesWritten);
+    // Billed bandwidth: each of the 7 small documents (about 130 bytes) counts for 1 KiB, once
+    // written and once read.
+    expect(r.bytesWritten / 7).toBeLessThan(MIN_BILLED_DOCUMENT_BYTES);
+    expect(mutation.billedBytesWritten).toBe(7 * MIN_BILLED_DOCUMENT_BYTES);
+    expect(query.billedBytesRead).toBe(7 * MIN_BILLED_DOCUMENT_BYTES);
+    expect(mutation.billedBytesRead + query.billedBytesWritten).toBe(0);
     expect(counters.transactions).toBe(1);
     expect(counters.maxTxDocsRead).toBe(7);
     expect(counters.maxTxBytesRead).toBe(r.bytesRead);
@@ -103,6 +110,19 @@ describe("bench counters", () => {
     expect(c.usage.app.docsWritten + c.usage.pool.docsWritten).toBe(c.txTotal.docsWritten);
     expect(c.usage.app.bytesRead + c.usage.pool.bytesRead).toBe(c.txTotal.bytesRead);
     expect(c.usage.app.bytesWritten + c.usage.pool.bytesWritten).toBe(c.txTotal.bytesWritten);
+    expect(c.usage.app.billedBytesRead + c.usage.pool.billedBytesRead).toBe(
+      c.txTotal.billedBytesRead,
+    );
+    expect(c.usage.app.billedBytesWritten + c.usage.pool.billedBytesWritten).toBe(
+      c.txTotal.billedBytesWritten,
+    );
+    // Every document counts for at least 1 KiB, and a larger one for its size.
+    const used = c.usage.pool;
+    expect(used.billedBytesRead).toBeGreaterThanOrEqual(used.docsRead * MIN_BILLED_DOCUMENT_BYTES);
+    expect(used.billedBytesRead).toBeGreaterThanOrEqual(used.bytesRead);
+    expect(used.billedBytesWritten).toBeGreaterThanOrEqual(
+      used.docsWritten * MIN_BILLED_DOCUMENT_BYTES,
+    );
     expect(c.usage.pool.docsWritten).toBeGreaterThan(0);
     expect(c.maxTxDocsRead).toBeGreaterThan(0);
     // Timing: one attempt of exactly 1 s, started after enqueue, finished within the makespan.

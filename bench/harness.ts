@@ -6,7 +6,9 @@
  * its limit and its order (from what the jobs recorded), under a rate limit whether the pool kept it
  * (from when the pool logged each start), and in a priority mix how soon high-priority jobs started
  * (from what the jobs recorded; see checks.ts), and, in the scenarios that ask for it, the potential
- * OCC conflicts between its transactions (from what each read and wrote; see conflicts.ts).
+ * OCC conflicts between its transactions (from what each read and wrote; see conflicts.ts); and the
+ * time its actions held, under a simulated limit of actions at once when the scenario sets one (see
+ * actionSlots.ts).
  */
 /// <reference types="vite/client" />
 import { convexTest } from "convex-test";
@@ -21,6 +23,12 @@ import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
 import { installFastTables } from "./fastTables.js";
+import {
+  installActionSlots,
+  startActionSlots,
+  stopActionSlots,
+  type ActionStats,
+} from "./actionSlots.js";
 import { priorityChecks, rateChecks, type PriorityChecks, type RateChecks } from "./checks.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
 import {
@@ -76,6 +84,16 @@ export type Scenario = {
   baseline?: string;
   /** Record every transaction and count potential OCC conflicts between them (conflicts.ts). */
   conflicts?: boolean;
+  /** The deployment's concurrent-action limit, simulated (actionSlots.ts): at most this many
+   * actions the scheduler started run at once, apps' and pools' alike; the rest wait their turn. */
+  actionLimit?: number;
+  /** How the app enqueues (default: 100 jobs per app mutation, one client call each):
+   * `perMutation` jobs per app mutation, and with `batch` all of them in one batch call
+   * (enqueueActionBatch; enqueueTaskBatch for tasks). */
+  enqueue?: { perMutation: number; batch: boolean };
+  /** The jobs are `io` tasks of the bench app's executor (bench/app/tasks.ts), not actions, and
+   * `concurrency` is that executor's (its EXECUTOR_CONCURRENCY, recorded for the report): ours only. */
+  tasks?: { concurrency: number };
 };
 
 /** Which key job `i` gets: "interleaved" deals keys out in turn (job i gets key i mod count, so
@@ -125,6 +143,8 @@ export type Result = {
   priorityChecks?: PriorityChecks;
   /** Scenarios with `conflicts` only. */
   conflicts?: ConflictCounts;
+  /** What its actions held (absent in runs older than the measurement). */
+  actions?: ActionStats;
   /** The backend, for inspection after the run. */
   backend: ReturnType<typeof newBackend>;
 };
@@ -155,6 +175,7 @@ function countConflicts(transactions: Transaction[]): ConflictCounts {
 export const SETTLE_MS = 5_000;
 /** Virtual step between real ticks. */
 export const STEP_MS = Number(process.env.BENCH_STEP_MS || 10);
+/** Jobs per app mutation, unless the scenario's `enqueue` says otherwise. */
 const CHUNK = 100;
 
 let warmedUp = false;
@@ -212,6 +233,7 @@ function recordStarts(startedAt: number[]): () => void {
 export async function runScenario(side: SideName, sc: Scenario): Promise<Result> {
   installInstrumentation();
   installFastTables();
+  installActionSlots();
   await warmUp();
   const wallStart = performance.now();
   const startedAt: number[] = [];
@@ -220,6 +242,8 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   startVirtualClock();
   probe.reset();
   if (sc.conflicts) startRecording();
+  startActionSlots(sc.actionLimit);
+  let actions: ActionStats | undefined;
   const t = newBackend(side);
   const counters = resetCounters();
   const t0 = Date.now();
@@ -235,6 +259,8 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     failTimes: sc.failTimes,
     retry: sc.retry,
     runAfter: sc.runAfter,
+    batch: sc.enqueue?.batch,
+    tasks: sc.tasks !== undefined,
   };
   /** Enqueues jobs `from` to `from + n - 1` in one app mutation. */
   const enqueue = async (from: number, n: number, priority?: "high" | "low") => {
@@ -246,9 +272,10 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
       ...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys, poolKeys, priority })),
     );
   };
-  /** Enqueues jobs `from` to `to - 1`, CHUNK per app mutation. */
+  /** Enqueues jobs `from` to `to - 1`, CHUNK (or the scenario's `perMutation`) per app mutation. */
   const enqueueAtOnce = async (from: number, to: number, priority?: "high" | "low") => {
-    for (let i = from; i < to; i += CHUNK) await enqueue(i, Math.min(CHUNK, to - i), priority);
+    const chunk = sc.enqueue?.perMutation ?? CHUNK;
+    for (let i = from; i < to; i += chunk) await enqueue(i, Math.min(chunk, to - i), priority);
   };
   const deadline = t0 + sc.deadlineMs;
   try {
@@ -274,6 +301,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     while (probe.onCompleteCalls < sc.jobs && Date.now() < deadline) await step(STEP_MS);
     await stepUntil(Date.now() + SETTLE_MS);
   } finally {
+    actions = stopActionSlots();
     vi.useRealTimers();
     stopRecordingStarts();
     if (sc.conflicts) transactions = stopRecording();
@@ -321,6 +349,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     rateChecks: sc.rateLimit && rateChecks(startedAt, sc.rateLimit),
     priorityChecks: sc.priorityMix && priorityChecks(probe),
     conflicts: transactions && countConflicts(transactions),
+    actions,
     backend: t,
   };
 }

@@ -18,6 +18,10 @@
  *    layer's usage at the end, minus the usage it inherited, minus what its children added. The usage
  *    of a top-level layer at its end is one transaction's total (for the "largest transaction").
  *
+ *    Each document read or written is also counted as billed bandwidth, at least 1 KiB a document
+ *    (`MIN_BILLED_DOCUMENT_BYTES`): `trackRead` and `trackWrite` are wrapped to add it to the
+ *    layer's metrics as two more fields, which fold like the others (reads on rollback too).
+ *
  * 3. Transaction totals, for test/passBudget.ts: `onTopLevelTransaction(listener)` hears every
  *    labeled top-level transaction as it ends, with its total usage (index ranges included). It does
  *    not touch the counters above.
@@ -29,6 +33,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { TransactionMetricsTracker } from "convex-test/dist/transactionMetrics.js";
 
+/** Bytes a document read or written counts for at least, in the billed-bandwidth estimate
+ * (`Usage.billedBytesRead`, `billedBytesWritten`): 1 KiB, the bench's model of how bandwidth is billed. */
+export const MIN_BILLED_DOCUMENT_BYTES = 1024;
+
 export type Side = "app" | "pool";
 export type UdfType = "query" | "mutation" | "action";
 
@@ -37,6 +45,9 @@ export type Usage = {
   docsWritten: number;
   bytesRead: number;
   bytesWritten: number;
+  /** Bytes as bandwidth is billed here: each document at least `MIN_BILLED_DOCUMENT_BYTES`. */
+  billedBytesRead: number;
+  billedBytesWritten: number;
 };
 
 export type Counters = {
@@ -63,16 +74,27 @@ type Metrics = {
   bytesWritten: number;
   documentsRead: number;
   documentsWritten: number;
+  billedBytesRead: number;
+  billedBytesWritten: number;
 };
 type Label = { side: Side; key: string } | "harness";
 type Frame = { start: Metrics; children: Metrics; label?: Label };
 
-const zeroUsage = (): Usage => ({ docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 });
+export const zeroUsage = (): Usage => ({
+  docsRead: 0,
+  docsWritten: 0,
+  bytesRead: 0,
+  bytesWritten: 0,
+  billedBytesRead: 0,
+  billedBytesWritten: 0,
+});
 const zeroMetrics = (): Metrics => ({
   bytesRead: 0,
   bytesWritten: 0,
   documentsRead: 0,
   documentsWritten: 0,
+  billedBytesRead: 0,
+  billedBytesWritten: 0,
 });
 
 /** One top-level transaction's usage at its end, as convex-test's limits see it. */
@@ -165,6 +187,8 @@ function pick(m: any): Metrics {
     bytesWritten: m.bytesWritten,
     documentsRead: m.documentsRead,
     documentsWritten: m.documentsWritten,
+    billedBytesRead: m.billedBytesRead ?? 0,
+    billedBytesWritten: m.billedBytesWritten ?? 0,
   };
 }
 
@@ -173,6 +197,8 @@ function addUsage(into: Usage, m: Metrics) {
   into.docsWritten += m.documentsWritten;
   into.bytesRead += m.bytesRead;
   into.bytesWritten += m.bytesWritten;
+  into.billedBytesRead += m.billedBytesRead;
+  into.billedBytesWritten += m.billedBytesWritten;
 }
 
 function endFrame(tracker: any, committed: boolean) {
@@ -187,12 +213,18 @@ function endFrame(tracker: any, committed: boolean) {
     documentsRead: end.documentsRead - frame.start.documentsRead,
     bytesWritten: committed ? end.bytesWritten - frame.start.bytesWritten : 0,
     documentsWritten: committed ? end.documentsWritten - frame.start.documentsWritten : 0,
+    billedBytesRead: end.billedBytesRead - frame.start.billedBytesRead,
+    billedBytesWritten: committed ? end.billedBytesWritten - frame.start.billedBytesWritten : 0,
   };
   const own: Metrics = {
     bytesRead: delta.bytesRead - frame.children.bytesRead,
     documentsRead: delta.documentsRead - frame.children.documentsRead,
     bytesWritten: committed ? delta.bytesWritten - frame.children.bytesWritten : 0,
     documentsWritten: committed ? delta.documentsWritten - frame.children.documentsWritten : 0,
+    billedBytesRead: delta.billedBytesRead - frame.children.billedBytesRead,
+    billedBytesWritten: committed
+      ? delta.billedBytesWritten - frame.children.billedBytesWritten
+      : 0,
   };
   const parent = stack![stack!.length - 1];
   if (parent) {
@@ -200,6 +232,8 @@ function endFrame(tracker: any, committed: boolean) {
     parent.children.documentsRead += delta.documentsRead;
     parent.children.bytesWritten += delta.bytesWritten;
     parent.children.documentsWritten += delta.documentsWritten;
+    parent.children.billedBytesRead += delta.billedBytesRead;
+    parent.children.billedBytesWritten += delta.billedBytesWritten;
   }
   const label = frame.label;
   if (label === undefined || label === "harness") return;
@@ -258,7 +292,25 @@ export function installInstrumentation() {
   };
   proto.rollback = function (this: any, ...args: unknown[]) {
     endFrame(this, false);
-    return origRollback.apply(this, args);
+    // convex-test folds only its own read metrics back into the parent: fold the billed reads too.
+    const billedRead = this._layers[this._layers.length - 1]?.metrics.billedBytesRead;
+    const r = origRollback.apply(this, args);
+    const parent = this._layers[this._layers.length - 1];
+    if (parent && billedRead !== undefined) parent.metrics.billedBytesRead = billedRead;
+    return r;
+  };
+  const billed = (bytes: number) => Math.max(bytes, MIN_BILLED_DOCUMENT_BYTES);
+  const origTrackRead = proto.trackRead;
+  const origTrackWrite = proto.trackWrite;
+  proto.trackRead = function (this: any, size: number) {
+    const metrics = this._layers[this._layers.length - 1]?.metrics;
+    if (metrics) metrics.billedBytesRead = (metrics.billedBytesRead ?? 0) + billed(size);
+    return origTrackRead.call(this, size);
+  };
+  proto.trackWrite = function (this: any, size: number) {
+    const metrics = this._layers[this._layers.length - 1]?.metrics;
+    if (metrics) metrics.billedBytesWritten = (metrics.billedBytesWritten ?? 0) + billed(size);
+    return origTrackWrite.call(this, size);
   };
 
   const alsProto = AsyncLocalStorage.prototype as any;

@@ -6,8 +6,9 @@
  * run" cells show too. Test data only: never rendered into docs/.
  */
 import type { PairCount } from "./conflicts.js";
+import type { ActionStats, ActionTime } from "./actionSlots.js";
 import type { ConflictCounts, Scenario, SideName } from "./harness.js";
-import type { Counters, Usage } from "./instrument.js";
+import { MIN_BILLED_DOCUMENT_BYTES, zeroUsage, type Counters, type Usage } from "./instrument.js";
 import type { BenchRun, Measured, RunMeta, ScenarioRun } from "./results.js";
 
 const action = {
@@ -43,6 +44,24 @@ const keyed = (id: string, layout?: "interleaved" | "grouped"): Scenario => ({
     ? { keys: { count: 1000, layout }, baseline: "7a", conflicts: layout === "interleaved" }
     : {}),
 });
+
+/** An executor run: the jobs of 9a as tasks, ours only. */
+function executorRun(id: string, jobs: number, perMutation: number): Scenario {
+  return {
+    ...action,
+    id,
+    title: `executor: ${jobs} tasks of 2 s, 16 actions at once, maxParallelism 1000 (ours only)`,
+    short: `${jobs} tasks in executors`,
+    about: "The jobs of 9a as tasks of one executor.",
+    jobs,
+    maxParallelism: 1000,
+    ms: 2000,
+    actionLimit: 16,
+    enqueue: { perMutation, batch: perMutation > 1 },
+    tasks: { concurrency: 100 },
+    sides: ["ours"],
+  };
+}
 
 export const FIXTURE_SCENARIOS: Scenario[] = [
   {
@@ -128,6 +147,20 @@ export const FIXTURE_SCENARIOS: Scenario[] = [
     sides: ["ours"],
     priorityMix: { low: 200, highEveryMs: 500 },
   },
+  {
+    ...action,
+    id: "9a",
+    title: "I/O-bound actions: 1000 actions of 2 s, 16 actions at once, maxParallelism 16",
+    short: "1,000 I/O-bound actions, 16 actions at once",
+    about: "Actions that mostly wait on I/O.",
+    jobs: 1000,
+    maxParallelism: 16,
+    ms: 2000,
+    actionLimit: 16,
+    enqueue: { perMutation: 100, batch: true },
+  },
+  executorRun("9b", 1000, 100),
+  executorRun("9c", 200, 1),
 ];
 
 /** Each function's calls and usage per job (bytes in KB), per side; the job itself and its
@@ -135,6 +168,7 @@ export const FIXTURE_SCENARIOS: Scenario[] = [
 type PerJob = { calls: number; read: number; written: number; kbRead: number; kbWritten: number };
 
 function functionsOf(side: SideName, sc: Scenario): Array<[string, PerJob]> {
+  if (sc.tasks) return taskFunctions(sc);
   const job = sc.kind === "action" ? "app:jobs:work (action)" : "app:jobs:mutate (mutation)";
   const app: Array<[string, PerJob]> = [
     ["app:pools:enqueue (mutation)", { calls: 0.01, read: 0, written: 0, kbRead: 0, kbWritten: 0 }],
@@ -197,8 +231,6 @@ function functionsOf(side: SideName, sc: Scenario): Array<[string, PerJob]> {
   return [...app, ...pool];
 }
 
-const none = (): Usage => ({ docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 });
-
 /** Counters of `jobs` jobs from `functionsOf`, in whole calls, documents and bytes. */
 function countersOf(side: SideName, sc: Scenario): Counters {
   const counters: Counters = {
@@ -207,10 +239,10 @@ function countersOf(side: SideName, sc: Scenario): Counters {
       pool: { query: 0, mutation: 0, action: 0 },
     },
     byFunction: new Map(),
-    usage: { app: none(), pool: none() },
+    usage: { app: zeroUsage(), pool: zeroUsage() },
     usageByFunction: new Map(),
     transactions: 0,
-    txTotal: none(),
+    txTotal: zeroUsage(),
     maxTxDocsRead: side === "ours" ? 407 : 395 + Math.round(sc.jobs / 500),
     maxTxBytesRead: side === "ours" ? 81_234 : 90_456,
     maxTxDocsReadFn: "",
@@ -225,6 +257,11 @@ function countersOf(side: SideName, sc: Scenario): Counters {
       docsWritten: n(per.written),
       bytesRead: n(per.kbRead * 1000),
       bytesWritten: n(per.kbWritten * 1000),
+      billedBytesRead: Math.max(n(per.kbRead * 1000), n(per.read) * MIN_BILLED_DOCUMENT_BYTES),
+      billedBytesWritten: Math.max(
+        n(per.kbWritten * 1000),
+        n(per.written) * MIN_BILLED_DOCUMENT_BYTES,
+      ),
     };
     const where = fn.startsWith("app:") ? "app" : "pool";
     const type = fn.slice(fn.lastIndexOf("(") + 1, -1) as "query" | "mutation" | "action";
@@ -238,6 +275,61 @@ function countersOf(side: SideName, sc: Scenario): Counters {
     if (type !== "action") counters.transactions += calls;
   }
   return counters;
+}
+
+/** An executor run's functions: no worker and no job action, an executor action per 100 tasks
+ * and its reports; the enqueue once per task when one per mutation. */
+function taskFunctions(sc: Scenario): Array<[string, PerJob]> {
+  const perEnqueue = sc.enqueue?.batch ? 0.01 : 1;
+  const none = { read: 0, written: 0, kbRead: 0, kbWritten: 0 };
+  return [
+    ["app:pools:enqueue (mutation)", { calls: perEnqueue, ...none }],
+    ["app:tasks:run (action)", { calls: 0.01, ...none }],
+    [
+      "app:pools:onComplete (mutation)",
+      { calls: 1, read: 0, written: 1, kbRead: 0, kbWritten: 0.1 },
+    ],
+    [
+      sc.enqueue?.batch ? "ours:lib:enqueueBatch (mutation)" : "ours:lib:enqueue (mutation)",
+      { calls: perEnqueue, read: 0.5, written: 2, kbRead: 0.1, kbWritten: 1.2 },
+    ],
+    [
+      "ours:mainLoop/main:main (mutation)",
+      { calls: 0.02, read: 6, written: 4, kbRead: 2, kbWritten: 0.3 },
+    ],
+    [
+      "ours:runners/executor:report (mutation)",
+      { calls: 0.1, read: 2, written: 2, kbRead: 0.4, kbWritten: 0.3 },
+    ],
+    [
+      "ours:runners/deliver:deliver (mutation)",
+      { calls: 0.05, read: 1, written: 1, kbRead: 0.2, kbWritten: 0.1 },
+    ],
+  ];
+}
+
+/** What an executor scenario's actions held: a worker (or the peer's batch worker) and the job's
+ * own action per job, or an executor action per 100 tasks. */
+function actionsOf(sc: Scenario, side: SideName, makespanMs: number): ActionStats {
+  const job = { count: sc.jobs, ms: sc.jobs * sc.ms };
+  const byFunction: Record<string, ActionTime> = sc.tasks
+    ? { "app:tasks:run": { count: sc.jobs / 100, ms: (sc.jobs / 100) * 4_000 } }
+    : side === "ours"
+      ? { "ours:runners/worker:runAction": job, "app:jobs:work": job }
+      : {
+          "peer:worker:runBatch": { count: Math.ceil(sc.jobs / 16), ms: job.ms / 16 },
+          "app:jobs:work": job,
+        };
+  const top = Object.entries(byFunction).filter(([k]) => k !== "app:jobs:work");
+  return {
+    limit: sc.actionLimit,
+    topLevel: { count: top[0][1].count, ms: top[0][1].ms },
+    nested: sc.tasks ? { count: 0, ms: 0 } : job,
+    byFunction,
+    maxRunning: sc.tasks ? 12 : side === "ours" ? 16 : 1,
+    maxWaiting: sc.tasks ? 0 : 2,
+    waitedMs: makespanMs > 0 && !sc.tasks ? 40 : 0,
+  };
 }
 
 const pair = (a: string, b: string, overlapping: number, conflicts: number): PairCount => ({
@@ -294,7 +386,7 @@ export function measure(sc: Scenario, side: SideName): Measured {
     ? ours
       ? 1100
       : 1020
-    : Math.round(perSlotMs * (ours ? 1.01 : 1.2) + sc.ms);
+    : Math.round(perSlotMs * (ours ? 1.01 : 1.2) + sc.ms + (sc.tasks ? 400 : 0));
   const samples = Math.min(sc.jobs, 200);
   const lags = canceled
     ? []
@@ -349,6 +441,7 @@ export function measure(sc: Scenario, side: SideName): Measured {
         }
       : {}),
     ...(sc.conflicts ? { conflicts: conflictsOf(side, sc) } : {}),
+    ...(sc.actionLimit ? { actions: actionsOf(sc, side, makespanMs) } : {}),
   };
 }
 
@@ -387,9 +480,11 @@ export function fixtureRun(): BenchRun {
 }
 
 /** A run with every check broken once, the peer's side of 3 and the baselines 7a and 8 not run,
- * no 4c, and no `also`. */
+ * no 4c and no 9c, and no `also`; its executor run 9b misses its targets. */
 export function failingRun(): BenchRun {
-  const scenarios = FIXTURE_SCENARIOS.filter((sc) => !["4c", "7a", "8"].includes(sc.id)).map(runOf);
+  const scenarios = FIXTURE_SCENARIOS.filter((sc) => !["4c", "7a", "8", "9c"].includes(sc.id)).map(
+    runOf,
+  );
   const run = (id: string) => scenarios.find((s) => s.scenario.id === id)!;
   const burst = run("1a").ours!;
   Object.assign(burst, {
@@ -421,5 +516,11 @@ export function failingRun(): BenchRun {
     inversions: 2,
     firstInversion: "low j5 started 300 ms after high j201 was enqueued, which never started",
   };
+  const tasks = run("9b").ours!;
+  tasks.duplicates = 1;
+  tasks.makespanMs = 60_000;
+  tasks.counters.byFunction.set("ours:runners/executor:report (mutation)", 900);
+  tasks.counters.invocations.pool.mutation += 800;
+  tasks.actions!.maxRunning = 17;
   return { meta: { ...meta, also: undefined }, scenarios };
 }

@@ -10,13 +10,17 @@
  * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders both documents from that file;
  * several comma-separated files are merged (results.ts, `mergeRuns`: e.g. a full run and a 4c run).
  * Scenarios 1a, 3, 5 (delayed jobs, canceled), 6 and 7b also record every transaction and count
- * potential OCC conflicts between them (bench/conflicts.ts).
+ * potential OCC conflicts between them (bench/conflicts.ts). Scenarios 9a to 9c (executors: 9a on
+ * both sides, 9b and 9c on ours only) run under a simulated limit of 16 actions at once
+ * (bench/actionSlots.ts); `BENCH_ONLY=9` runs all three (an id no scenario has selects those it
+ * numbers).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RateLimit } from "../src/client/index.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
+import { EXECUTOR_CONCURRENCY } from "./app/tasks.js";
 import { highLagLimitMs, MIN_ACHIEVED_RATE } from "./checks.js";
 import {
   runScenario,
@@ -62,6 +66,8 @@ const keyedKeys = envInt("BENCH_KEYED_KEYS", 1000);
 const rateJobs = envInt("BENCH_RATE_JOBS", 500);
 const priorityLowJobs = envInt("BENCH_PRIORITY_LOW_JOBS", 2000);
 const priorityHighJobs = envInt("BENCH_PRIORITY_HIGH_JOBS", 40);
+const executorJobs = envInt("BENCH_EXECUTOR_JOBS", 10_000);
+const executorSingleJobs = envInt("BENCH_EXECUTOR_SINGLE_JOBS", 10_000);
 /** The 50,000-job backlog is opt-in: see docs/BENCHMARKS.md for how long it takes. */
 const large = process.env.BENCH_LARGE === "1";
 
@@ -222,6 +228,85 @@ function priorityMix(): Scenario {
   };
 }
 
+/** Scenario 9's simulated I/O: each job waits this long on the virtual clock (an LLM call, a fetch). */
+const IO_MS = 2_000;
+/** Scenario 9's deployment: actions it runs at once (the smallest instance class's limit). */
+const ACTION_LIMIT = 16;
+/** Scenario 9's ordinary pools run one action per slot, at most the deployment's limit. */
+const ACTION_POOL_PARALLELISM = ACTION_LIMIT;
+/** Scenario 9's executor pool: tasks in flight, spread over executors of EXECUTOR_CONCURRENCY. */
+const TASK_POOL_PARALLELISM = 1_000;
+/** Jobs per app mutation and batch call in 9a and 9b. */
+const BATCH = 100;
+
+/** Scenario 9: I/O-bound jobs under the deployment's limit of actions at once, as ordinary
+ * actions on both pools (9a), and as tasks of an executor on ours, enqueued in batches (9b) or one
+ * per app mutation (9c). */
+function executorScenarios(): Scenario[] {
+  const io = `${IO_MS / 1000} s of simulated I/O`;
+  const common = {
+    kind: "action" as const,
+    ms: IO_MS,
+    failTimes: 0,
+    expectKind: "success" as const,
+    actionLimit: ACTION_LIMIT,
+  };
+  /** Time to run `jobs` at `parallel` at once, with room for the pool's own pace. */
+  const deadline = (jobs: number, parallel: number) =>
+    120_000 + Math.ceil((2 * jobs * IO_MS) / parallel);
+  const tasks = (id: string, jobs: number, perMutation: number): Scenario => {
+    const batch = perMutation > 1;
+    const enqueued = batch
+      ? `enqueued ${perMutation} per enqueueTaskBatch`
+      : "one enqueueTask per app mutation";
+    return {
+      ...common,
+      id,
+      title:
+        `executor: ${jobs} tasks of ${io}, ${ACTION_LIMIT} actions at once, maxParallelism ` +
+        `${TASK_POOL_PARALLELISM}, executor concurrency ${EXECUTOR_CONCURRENCY}, ${enqueued} (ours only)`,
+      short: `${jobs.toLocaleString("en-US")} tasks in executors, ${batch ? "batch enqueue" : "one enqueue per mutation"}`,
+      about:
+        `The jobs of 9a as tasks of one executor (\`pool.executor({ concurrency: ` +
+        `${EXECUTOR_CONCURRENCY} })\`): each executor action runs up to ${EXECUTOR_CONCURRENCY} ` +
+        `of them at once, and the pool (maxParallelism ${TASK_POOL_PARALLELISM}) starts as many ` +
+        `executors as it needs, under the same limit of ${ACTION_LIMIT} actions at once. ` +
+        (batch
+          ? `Enqueued ${perMutation} per \`enqueueTaskBatch\`, one call per app mutation.`
+          : "Enqueued with one `enqueueTask` per app mutation, all at once, back to back."),
+      jobs,
+      maxParallelism: TASK_POOL_PARALLELISM,
+      deadlineMs: deadline(jobs, TASK_POOL_PARALLELISM),
+      enqueue: { perMutation, batch },
+      tasks: { concurrency: EXECUTOR_CONCURRENCY },
+      sides: ["ours"],
+    };
+  };
+  return [
+    {
+      ...common,
+      id: "9a",
+      title:
+        `I/O-bound actions: ${executorJobs} actions of ${io}, ${ACTION_LIMIT} actions at once, ` +
+        `maxParallelism ${ACTION_POOL_PARALLELISM}, enqueued ${BATCH} per enqueueActionBatch`,
+      short: `${executorJobs.toLocaleString("en-US")} I/O-bound actions, ${ACTION_LIMIT} actions at once`,
+      about:
+        `Actions that mostly wait on I/O (${io} each: a model call, a fetch) on a deployment that ` +
+        `runs at most ${ACTION_LIMIT} actions at once (the smallest instance class; the harness ` +
+        "holds back every action beyond that, apps' and pools' alike, until one ends). Each job is " +
+        `an ordinary action, so the pool can run no more than ${ACTION_POOL_PARALLELISM} at once: ` +
+        `maxParallelism ${ACTION_POOL_PARALLELISM}. Enqueued ${BATCH} per \`enqueueActionBatch\`, ` +
+        "one call per app mutation. The baseline of the executor runs 9b and 9c.",
+      jobs: executorJobs,
+      maxParallelism: ACTION_POOL_PARALLELISM,
+      deadlineMs: deadline(executorJobs, ACTION_POOL_PARALLELISM),
+      enqueue: { perMutation: BATCH, batch: true },
+    },
+    tasks("9b", executorJobs, BATCH),
+    tasks("9c", executorSingleJobs, 1),
+  ];
+}
+
 const SCENARIOS: Scenario[] = [
   {
     id: "1a",
@@ -334,13 +419,19 @@ const SCENARIOS: Scenario[] = [
   rateLimited("8"),
   rateLimited("8a", RATE_LIMIT),
   priorityMix(),
+  ...executorScenarios(),
 ];
 
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const sides = (process.env.BENCH_SIDES ?? "ours,peer").split(",").map((s) => s.trim()) as Array<
   "ours" | "peer"
 >;
-const selected = SCENARIOS.filter((s) => !only || only.includes(s.id));
+/** Whether `BENCH_ONLY` selects `id`: named, or numbered by an id no scenario has ("9": 9a to 9c). */
+const isSelected = (id: string) =>
+  !only ||
+  only.includes(id) ||
+  only.some((o) => !SCENARIOS.some((s) => s.id === o) && id.replace(/[a-z]+$/, "") === o);
+const selected = SCENARIOS.filter((s) => isSelected(s.id));
 const fromJson = process.env.BENCH_FROM_JSON;
 
 const out = (s: string) => process.stdout.write(s);
@@ -398,6 +489,12 @@ if (fromJson) {
             expect(r.maxConcurrency, `${side}: highest concurrency`).toBeLessThanOrEqual(
               sc.maxParallelism,
             );
+            if (sc.actionLimit) {
+              expect(
+                r.actions?.maxRunning,
+                `${side}: most actions running at once (the simulated limit)`,
+              ).toBeLessThanOrEqual(sc.actionLimit);
+            }
             if (sc.keys) {
               const k = r.keyChecks!;
               expect(

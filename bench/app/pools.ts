@@ -1,8 +1,14 @@
 // The bench app's use of a pool, through the public client API only. The same code drives our
 // component (installed as "ours", client from src/client) or @convex-dev/workpool (installed as
 // "peer", its own client): `side` picks which. Only ours has keys (the `key` enqueue option),
-// priorities (`priority`) and a rate limit (the pool's `rateLimit` option).
-import { mutationGeneric, type FunctionReference } from "convex/server";
+// priorities (`priority`), a rate limit (the pool's `rateLimit` option) and executors (`tasks`: the
+// jobs are tasks of tasks.run).
+import {
+  mutationGeneric,
+  type FunctionReference,
+  type GenericDataModel,
+  type GenericMutationCtx,
+} from "convex/server";
 import { v } from "convex/values";
 import { Workpool as PeerWorkpool } from "@convex-dev/workpool";
 import {
@@ -10,6 +16,7 @@ import {
   vLogLevel,
   vRateLimit,
   type LogLevel,
+  type ExecutorArgs,
   type OnCompleteArgs,
   type RateLimit,
 } from "../../src/client/index.js";
@@ -24,10 +31,21 @@ const onComplete = internal.jobs.onComplete as FunctionReference<
   OnCompleteArgs
 >;
 
+/** tasks.run as enqueueTask takes it. The generated `internal` gives it default args: convex's
+ * ApiFromModules infers args through the RegisteredAction alias, and the component's
+ * ExecutorAction alias hides them from it (written as a RegisteredAction, they come through). */
+const executor = internal.tasks.run as unknown as FunctionReference<
+  "action",
+  "internal",
+  ExecutorArgs<{ io: { key: string; ms: number } }>
+>;
+
 const vSide = v.union(v.literal("ours"), v.literal("peer"));
 const vRetry = v.optional(
   v.object({ maxAttempts: v.number(), initialBackoffMs: v.number(), base: v.number() }),
 );
+
+type Retry = { maxAttempts: number; initialBackoffMs: number; base: number };
 
 const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 
@@ -41,9 +59,11 @@ function pool(side: "ours" | "peer", maxParallelism: number, options: OurOptions
   return new PeerWorkpool(components.peer, { maxParallelism });
 }
 
-/** Enqueues one job per key, one client call each (the common way apps enqueue). `keys` name the
+/** Enqueues one job per key, one client call each (the common way apps enqueue), or all in one
+ * batch call (`batch`: enqueueActionBatch, or enqueueTaskBatch with `tasks`). `keys` name the
  * jobs (the harness's own); `poolKeys`, when given, are the pool's `key` option of each job;
- * `priority`, when given, is every job's `priority` option. */
+ * `priority`, when given, is every job's `priority` option; `tasks` makes the jobs `io` tasks of
+ * the executor tasks.run instead of jobs.work actions (ours only). */
 export const enqueue = mutationGeneric({
   args: {
     side: vSide,
@@ -59,13 +79,25 @@ export const enqueue = mutationGeneric({
     failTimes: v.number(),
     retry: vRetry,
     runAfter: v.optional(v.number()),
+    batch: v.optional(v.boolean()),
+    tasks: v.optional(v.boolean()),
   },
   handler: async (ctx, args) => {
     const { side, kind, keys, poolKeys, priority, ms, failTimes, retry, runAfter } = args;
-    if ((poolKeys || priority) && side !== "ours")
-      throw new Error("the peer has no keys or priority");
+    if ((poolKeys || priority || args.tasks) && side !== "ours")
+      throw new Error("the peer has no keys, priority or executors");
     const { keyParallelism, rateLimit, logLevel } = args;
     const p = pool(side, args.maxParallelism, { keyParallelism, rateLimit, logLevel });
+    if (args.batch || args.tasks) {
+      if (kind !== "action" || poolKeys || priority || failTimes > 0)
+        throw new Error("batches and tasks are enqueued here as plain actions only");
+      return await enqueueActionsOrTasks(ctx, p, keys, {
+        ms,
+        batch: args.batch ?? false,
+        tasks: args.tasks ?? false,
+        options: { onComplete, runAfter, retry: retry ?? false },
+      });
+    }
     const ids: string[] = [];
     for (const [i, key] of keys.entries()) {
       probe.enqueuedAt.set(key, Date.now());
@@ -94,6 +126,36 @@ export const enqueue = mutationGeneric({
     return ids;
   },
 });
+
+/** Enqueues a jobs.work action, or an `io` task of tasks.run, per key: in one batch call, or one
+ * call each. */
+async function enqueueActionsOrTasks(
+  ctx: GenericMutationCtx<GenericDataModel>,
+  p: ReturnType<typeof pool>,
+  keys: string[],
+  how: {
+    ms: number;
+    batch: boolean;
+    tasks: boolean;
+    options: { onComplete: typeof onComplete; runAfter?: number; retry: Retry | false };
+  },
+): Promise<string[]> {
+  const { ms, batch, tasks, options } = how;
+  for (const key of keys) probe.enqueuedAt.set(key, Date.now());
+  if (tasks) {
+    if (!(p instanceof OurWorkpool)) throw new Error("the peer has no executors");
+    const argsList = keys.map((key) => ({ key, ms }));
+    if (batch) return await p.enqueueTaskBatch(ctx, executor, "io", argsList, options);
+    const ids: string[] = [];
+    for (const args of argsList) ids.push(await p.enqueueTask(ctx, executor, "io", args, options));
+    return ids;
+  }
+  const argsList = keys.map((key) => ({ key, ms, failTimes: 0 }));
+  if (batch) return await p.enqueueActionBatch(ctx, api.jobs.work, argsList, options);
+  const ids: string[] = [];
+  for (const args of argsList) ids.push(await p.enqueueAction(ctx, api.jobs.work, args, options));
+  return ids;
+}
 
 export const cancelAll = mutationGeneric({
   args: { side: vSide, maxParallelism: v.number() },

@@ -58,6 +58,16 @@ function keyFailure(r: Measured): string {
   return over + order;
 }
 
+/** How a run under a simulated limit of actions at once had more, if it did (the harness's own
+ * check of bench/actionSlots.ts). */
+function actionsOverLimit(r: Measured): string {
+  const limit = r.scenario.actionLimit;
+  const most = r.actions?.maxRunning ?? 0;
+  return limit !== undefined && most > limit
+    ? `, ${most} actions running at once (simulated limit ${limit})`
+    : "";
+}
+
 /** The runs that failed a correctness check, one line each. */
 function failures(run: BenchRun): string[] {
   const out: string[] = [];
@@ -70,6 +80,7 @@ function failures(run: BenchRun): string[] {
           r.duplicates ||
           r.wrongKind ||
           r.maxConcurrency > r.scenario.maxParallelism ||
+          actionsOverLimit(r) ||
           keyFailure(r) ||
           rateFailure(r) ||
           priorityFailure(r))
@@ -77,7 +88,7 @@ function failures(run: BenchRun): string[] {
         out.push(
           `${s.scenario.id} ${r.side}: ${r.lost} lost, ${r.duplicates} duplicate, ${r.wrongKind} wrong-result onComplete calls, ` +
             `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})` +
-            `${keyFailure(r)}${rateFailure(r)}${priorityFailure(r)}${r.finished ? "" : ", deadline hit"}`,
+            `${actionsOverLimit(r)}${keyFailure(r)}${rateFailure(r)}${priorityFailure(r)}${r.finished ? "" : ", deadline hit"}`,
         );
   return out;
 }

@@ -43,3 +43,45 @@ export const lagP50 = (r: Measured) => lagStats(r.lags).p50;
 
 /** The high-priority jobs' start lags, p50 and max. */
 export const highLag = (r: Measured) => lagStats(r.priorityChecks?.highLags ?? []);
+
+/** The bench's price list for its cost estimate: $2 per million function calls, and $0.20 per GiB
+ * of database bandwidth (documents read and written, each at least 1 KiB: instrument.ts). */
+export const DOLLARS_PER_CALL = 2 / 1_000_000;
+export const DOLLARS_PER_GIB = 0.2;
+const GIB = 2 ** 30;
+
+/** The bench app's executor action (bench/app/tasks.ts): the app exports it, but it is the pool's
+ * runner, so the executor figures count it with the pool's calls. */
+export const EXECUTOR_FUNCTION = "app:tasks:run (action)";
+
+/** Executor actions the run started. */
+export const executorActions = (r: Measured) => r.counters.byFunction.get(EXECUTOR_FUNCTION) ?? 0;
+
+/** Pool function calls per job, the executor actions included (the same as `poolCallsPerJob`
+ * without executors). */
+export const poolCallsWithExecutorsPerJob = (r: Measured) =>
+  poolCallsPerJob(r) + perJob(r, executorActions(r));
+
+/** All function calls per job: the app's (its enqueue mutations, the jobs' own actions, onComplete)
+ * and the pool's. */
+export const allCallsPerJob = (r: Measured) => poolCallsPerJob(r) + appCallsPerJob(r);
+
+/** Billed bandwidth per job (KiB, each document at least 1 KiB): the pool's functions' alone, or
+ * the app's too. NaN for runs older than its measurement. */
+export function billedKibPerJob(r: Measured, scope: "pool" | "all"): number {
+  const sum = (u: Usage) => u.billedBytesRead + u.billedBytesWritten;
+  const { app, pool } = r.counters.usage;
+  return perJob(r, scope === "pool" ? sum(pool) : sum(pool) + sum(app)) / 1024;
+}
+
+/** Estimated billed dollars per job (`DOLLARS_PER_CALL`, `DOLLARS_PER_GIB`): the pool's calls (its
+ * executor actions included) and bandwidth, or (`all`) every function call and all bandwidth. */
+export function billedCostPerJob(r: Measured, scope: "pool" | "all"): number {
+  const calls = scope === "pool" ? poolCallsWithExecutorsPerJob(r) : allCallsPerJob(r);
+  return calls * DOLLARS_PER_CALL + ((billedKibPerJob(r, scope) * 1024) / GIB) * DOLLARS_PER_GIB;
+}
+
+/** Seconds of action time the run held (virtual clock): every action's, the ones actions called
+ * included; NaN for runs older than its measurement. */
+export const actionSeconds = (r: Measured) =>
+  r.actions ? (r.actions.topLevel.ms + r.actions.nested.ms) / 1000 : NaN;

@@ -61,6 +61,10 @@ export function howMeasured(run: BenchRun): string {
   run without \`rateLimit\` (or \`logLevel\`). In the priority mix (8b) the low jobs are enqueued
   100 per app mutation, then each high job in an app mutation of its own; start lags are the jobs'
   own, as above.
+- **Executors, under a limit of actions at once.** The executor scenarios (9a to 9c) enqueue 100
+  jobs per batch call (\`enqueueActionBatch\` on both sides, \`enqueueTaskBatch\`), or one
+  \`enqueueTask\` per app mutation (9c), and run under a simulated limit of actions at once
+  (\`bench/actionSlots.ts\`): their section says how, and what their cost estimate counts.
 - **Virtual clock.** Timers and \`Date\` are faked and advanced ${stepMs} ms at a time, with one real
   tick between steps. After the last onComplete the run continues for ${settleMs / 1000} s of virtual
   time: the pool winding down is part of its cost, and a late duplicate onComplete would show.
@@ -122,19 +126,19 @@ export function notShown(run: BenchRun): string {
 
 /** How to run it again; `detail` links to the detail document, `conflicts` to its section. */
 export function rerunning(detail: string, conflicts: string): string {
-  return `\`npm run bench\` runs every scenario but the opt-in 4c (about 12 minutes on two cores, 5 of
-them in the key scenarios 7a to 7c, whose lookups convex-test answers by scanning: \`BENCH_ONLY\` can
-leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and
+  return `\`npm run bench\` runs every scenario but the opt-in 4c (about 15 minutes on two cores: 6½ of
+them in 9a, 10,000 actions of 2 s on each side, and 3 in the key scenarios 7a to 7c, whose lookups
+convex-test answers by scanning; \`BENCH_ONLY\` can leave them out; 4c takes about 15 minutes a side), prints the tables, writes this file and
 ${detail}, and saves the raw measurements to \`bench-out/latest.json\`;
 \`BENCH_FROM_JSON=bench-out/latest.json npm run bench\` renders both files again from that JSON
 without running anything (several files, comma-separated, are merged into one run: a full run and
 a 4c run). \`BENCH_ONLY=1a,3\` and \`BENCH_SIDES=ours\` select runs (a keyed or
 rate-limited run is compared with its baseline only when both ran: \`BENCH_ONLY=7a,7c\`,
-\`BENCH_ONLY=8,8a\`), \`BENCH_NO_WRITE=1\` leaves both files alone (the JSON is still saved),
+\`BENCH_ONLY=8,8a\`; \`BENCH_ONLY=9\` runs the executor scenarios 9a to 9c), \`BENCH_NO_WRITE=1\` leaves both files alone (the JSON is still saved),
 \`BENCH_STEP_MS\` sets the virtual step. Scenarios 1a, 3, 5, 6 and 7b also record every
 transaction for ${conflicts} (\`bench/conflicts.ts\`). Sizes: \`BENCH_BURST_JOBS\`,
 \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
 \`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
 \`BENCH_KEYED_KEYS\`, \`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`,
-\`BENCH_PRIORITY_HIGH_JOBS\`.`;
+\`BENCH_PRIORITY_HIGH_JOBS\`, \`BENCH_EXECUTOR_JOBS\` (9a and 9b), \`BENCH_EXECUTOR_SINGLE_JOBS\` (9c).`;
 }

@@ -7,7 +7,7 @@
  */
 import { highLagLimitMs } from "../checks.js";
 import type { Scenario } from "../harness.js";
-import type { Usage } from "../instrument.js";
+import { zeroUsage } from "../instrument.js";
 import type { Measured, ScenarioRun } from "../results.js";
 import {
   appCallsPerJob,
@@ -243,7 +243,7 @@ export function oursTable(r: Measured): string {
 /** Calls and usage per function and per job, most called first. */
 export function breakdown(r: Measured): string {
   const keys = new Set([...r.counters.byFunction.keys(), ...r.counters.usageByFunction.keys()]);
-  const none: Usage = { docsRead: 0, docsWritten: 0, bytesRead: 0, bytesWritten: 0 };
+  const none = zeroUsage();
   const entries = [...keys].map((k) => ({
     k,
     calls: r.counters.byFunction.get(k) ?? 0,
