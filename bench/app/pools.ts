@@ -16,7 +16,6 @@ import {
   vLogLevel,
   vRateLimit,
   type LogLevel,
-  type ExecutorArgs,
   type OnCompleteArgs,
   type RateLimit,
 } from "../../src/client/index.js";
@@ -31,14 +30,8 @@ const onComplete = internal.jobs.onComplete as FunctionReference<
   OnCompleteArgs
 >;
 
-/** tasks.run as enqueueTask takes it. The generated `internal` gives it default args: convex's
- * ApiFromModules infers args through the RegisteredAction alias, and the component's
- * ExecutorAction alias hides them from it (written as a RegisteredAction, they come through). */
-const executor = internal.tasks.run as unknown as FunctionReference<
-  "action",
-  "internal",
-  ExecutorArgs<{ io: { key: string; ms: number } }>
->;
+/** The bench's executor, as the app's generated `internal` types it (with its tasks). */
+const executor = internal.tasks.run;
 
 const vSide = v.union(v.literal("ours"), v.literal("peer"));
 const vRetry = v.optional(
