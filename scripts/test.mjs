@@ -13,6 +13,7 @@ const SLOW_FILES = [
   "test/model.test.ts",
   "test/bounded.test.ts",
   "test/boundedKeys.test.ts",
+  "test/budgets.test.ts",
 ];
 
 /** The browser test/demoReport.test.ts drives; without it that test is skipped (failed under CI). */

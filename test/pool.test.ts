@@ -639,19 +639,19 @@ describe("watchdog", () => {
   it("restarts a loop that dies while running hot on enqueued work alone", async () => {
     const t = setup();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    // 250 jobs from one enqueue: the woken pass starts a full batch (100) and runs hot. The chain's
+    // 150 jobs from one enqueue: the woken pass starts a full batch (100) and runs hot. The chain's
     // next pass throws while starting the next batch; no cancel, no later enqueue, and the
     // completions that follow find the loop "running", so none of them wakes it.
     const failed = failSchedules("worker", 1, START_BATCH);
-    const argsList = keys(250).map((key) => ({ key, ms: 2_000 }));
+    const argsList = keys(150).map((key) => ({ key, ms: 2_000 }));
     await enqueue(t, "action", argsList, { poolOptions: { maxParallelism: 1000 } });
     await runFor(t, 5_000, 100);
     expect(failed.count).toBe(1);
     expect(await completions(t)).toEqual([]);
     await runFor(t, 2 * WATCHDOG_INTERVAL_MS, 1000);
     const done = await completions(t);
-    expect(done).toHaveLength(250);
-    expect(new Set(done.map((c) => c.workId)).size).toBe(250);
+    expect(done).toHaveLength(150);
+    expect(new Set(done.map((c) => c.workId)).size).toBe(150);
     const stalls = error.mock.calls.filter(([line]) => String(line).includes("loopStalled"));
     expect(stalls).toHaveLength(1);
   });
