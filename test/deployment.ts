@@ -163,6 +163,8 @@ type Handler = (ctx: any, args: unknown) => Promise<unknown>;
 
 /** What the backend knows of one top-level transaction (queries included). */
 type Tx = {
+  /** Numbers the backend's top-level transactions, in order of starting. */
+  id: number;
   fn: string;
   component: string;
   type: string;
@@ -199,6 +201,7 @@ let active: Deployment | undefined;
 let execStorage: AsyncLocalStorage<any> | undefined;
 let requestStorage: AsyncLocalStorage<any> | undefined;
 const txs = new WeakMap<object, Tx>();
+let nextTxId = 1;
 let installed = false;
 
 /**
@@ -268,6 +271,9 @@ export class Deployment {
   private stalled: { since: number; error?: string } | undefined;
   /** When a loop pass last committed work. */
   lastPassAt: number | undefined;
+  /** Hears every top-level transaction end, committed or rolled back (e.g. to keep the log lines
+   * of a transaction only if it committed: see `currentTransaction`). */
+  onTransactionEnd: ((id: number, committed: boolean) => void) | undefined;
 
   constructor(t: T, options: DeploymentOptions) {
     this.t = t;
@@ -297,6 +303,12 @@ export class Deployment {
   /** Since when the loop has had no pass commit after one failed (undefined: it has). */
   get stall(): { since: number; error?: string } | undefined {
     return this.stalled;
+  }
+
+  /** The number of the top-level transaction running now, if any (a log line written now is
+   * that transaction's, and is undone with it). */
+  get currentTransaction(): number | undefined {
+    return this.stopped ? undefined : this.currentTx()?.id;
   }
 
   /** Stops the backend's own behavior (the hooks pass everything through from now on). */
@@ -415,6 +427,7 @@ export class Deployment {
     if (!tracker || txs.has(tracker)) return;
     const scheduledId = requestStorage?.getStore()?.scheduledFunctionId ?? null;
     const tx: Tx = {
+      id: nextTxId++,
       fn: store.udfPath,
       component: store.componentPath,
       type: store.udfType,
@@ -491,6 +504,7 @@ export class Deployment {
 
   /** A top-level transaction ended: the pool's failures and the loop's progress are recorded. */
   private ended(tx: Tx | undefined, committed: boolean, wrote: boolean): void {
+    if (tx !== undefined) this.onTransactionEnd?.(tx.id, committed);
     if (tx === undefined || tx.type !== "mutation" || tx.component !== this.component) return;
     if (tx.fn === "custom" || tx.fn === "inline") return;
     this.stats.poolTransactions++;
