@@ -311,6 +311,19 @@ export class Deployment {
     return this.stopped ? undefined : this.currentTx()?.id;
   }
 
+  /**
+   * The committed documents of one of the pool's tables, in creation order, read directly from
+   * convex-test's store: a test's view of the data that no transaction limit bounds (a model
+   * reading every job of a 1,500-job program, each with a large error, would exceed 16 MiB).
+   */
+  documents(table: string): any[] {
+    const pattern = new RegExp(`^\\d+${table}$`);
+    return Object.entries<any>(this.db()._documents)
+      .filter(([id]) => pattern.test(id))
+      .map(([, doc]) => doc)
+      .sort((a, b) => a._creationTime - b._creationTime);
+  }
+
   /** Stops the backend's own behavior (the hooks pass everything through from now on). */
   stop(): void {
     this.stopped = true;

@@ -76,6 +76,7 @@ import {
 import { deploymentLike, type Deployment, type Fault } from "./deployment.js";
 import { step as clockStep } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
+import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
 
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
 const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
@@ -396,7 +397,10 @@ const lengthOf = (value: any): number =>
   typeof value === "string" ? value.length : (value?.digestOf ?? 0);
 
 async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: { seed: number }) {
-  // One program's spies must not wrap the previous program's (they would nest without end).
+  // One program's spies must not wrap the previous program's (they would nest without end), nor
+  // keep anything alive: vitest keeps every spy, and restoring one clears neither what it recorded
+  // nor its implementation (a closure over the whole program and its backend). Reset first.
+  vi.resetAllMocks();
   vi.restoreAllMocks();
   const t = setup();
   const tally: Totals = chaos ? chaosTotals : totals;
@@ -404,9 +408,14 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
     ? await deploymentLike(t, { seed: chaos.seed })
     : undefined;
   const startedAt = Date.now();
+  // Chaos programs hold each program's loop passes to the pass budget (test/passBudget.ts) on
+  // their own, so that an over-budget pass is that program's violation, not the run's.
+  if (chaos) startPassRecording();
   try {
     await runOn(t, deployment, ops, rateLimit, tally);
+    if (chaos) checkPassBudget(recordedPasses());
   } finally {
+    if (chaos) startPassRecording();
     deployment?.stop();
     tally.virtualMs += Date.now() - startedAt;
     if (deployment) {
@@ -491,8 +500,12 @@ async function runOn(
         .withIndex("by_workId", (q: any) => q.eq("workId", job.id))
         .first(),
     )) !== null;
+  // Chaos programs read the rows directly (deployment.documents): with large values in them, a
+  // transaction reading every job would pass Convex's 16 MiB.
   const workRows = async () =>
-    (await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[];
+    deployment
+      ? (deployment.documents("work") as WorkRow[])
+      : ((await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[]);
   totals.programs++;
   totals.operations += ops.length;
   const poolOptions = () => ({ maxParallelism: limit, rateLimit, logLevel: "DEBUG" });
@@ -527,20 +540,21 @@ async function runOn(
     const statuses: any[] = [];
     for (let i = 0; i < list.length; i += 500) {
       const ids = list.slice(i, i + 500).map((j) => j.id);
-      statuses.push(...(await t.query(anyApi.pool.statusBatch, { ids })));
+      try {
+        statuses.push(...(await t.query(anyApi.pool.statusBatch, { ids })));
+      } catch (error) {
+        throw new Error(`pool.statusBatch of ${ids.length} jobs failed: ${String(error)}`);
+      }
     }
     return statuses;
   };
   /** The pool has something to do: a job not finished, a report, a cancel or a callback waiting. */
-  const outstanding = async () =>
-    await inComponent(t, async (ctx) => {
-      for (const table of ["pendingStart", "pendingCompletion", "pendingCancelation"]) {
-        if ((await ctx.db.query(table).first()) !== null) return true;
-      }
-      if ((await ctx.db.query("deliveries").first()) !== null) return true;
-      const work = await ctx.db.query("work").collect();
-      return work.some((w: any) => w.state.kind !== "finished");
-    });
+  const outstanding = async () => {
+    for (const table of ["pendingStart", "pendingCompletion", "pendingCancelation", "deliveries"]) {
+      if (deployment!.documents(table).length > 0) return true;
+    }
+    return (await workRows()).some((w) => w.state.kind !== "finished");
+  };
   /** After a loop pass failed, another must commit within STALL_LIMIT_MS while there is work. */
   const checkLiveness = async () => {
     const stall = deployment?.stall;
@@ -763,9 +777,7 @@ async function runOn(
       case "kill": {
         // The runner of one running job (chosen by index) dies without reporting: every write of
         // its current attempt's completion fails, so its worker ends failed and unreported.
-        const running = await inComponent(t, async (ctx) =>
-          (await ctx.db.query("work").collect()).filter((w: any) => w.state.kind === "running"),
-        );
+        const running = (await workRows()).filter((w) => w.state.kind === "running");
         if (running.length === 0) break;
         const work = running[step.index % running.length];
         doomed.add(`${work._id}#${work.attempts + 1}`);
@@ -928,7 +940,10 @@ async function runOn(
     // coarse steps, for whatever a late duplicate would need to show (a report taken as lost, a
     // watchdog's restart).
     const lastDue = Math.max(Date.now(), ...jobs.map((job) => job.dueAt));
-    const deadline = lastDue + SETTLE_MS;
+    // Time to drain a backlog that a rate limit or a low limit holds back (jobs run ≤ 1.2 s).
+    const drainMs =
+      jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
+    const deadline = lastDue + drainMs + SETTLE_MS;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
     await runSteps(AFTER_SETTLE_MS, 5_000);
@@ -1094,8 +1109,10 @@ describe("model-based", () => {
               if (process.env.CHAOS_TRACE) {
                 const ms = Math.round(performance.now() - t0);
                 const c = chaosTotals;
+                (globalThis as any).gc?.();
+                const heap = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
                 console.log(
-                  `program ${program}: ${ms} ms, ${c.jobs} jobs so far, ${c.virtualMs} virtual ms, ` +
+                  `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
                     ops
                       .map((o) => (o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms)` : o.op))
                       .join(" "),
