@@ -309,3 +309,6 @@ export async function poolStats(t: any): Promise<any> {
 export function busiestWindow(starts: number[], periodMs: number): number {
   return rateChecks(starts, { starts: 1, periodMs }).busiest;
 }
+
+/** `interceptSyscalls` for other test modules (test/deployment.ts builds its backend on it). */
+export const interceptAsyncSyscalls = interceptSyscalls;

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type * as chaos from "../chaos.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
@@ -21,6 +22,7 @@ import type {
 import { anyApi, componentsGeneric } from "convex/server";
 
 const fullApi: ApiFromModules<{
+  chaos: typeof chaos;
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;

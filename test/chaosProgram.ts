@@ -1,0 +1,136 @@
+/**
+ * What a chaos program of the model test (test/model.test.ts, FUZZ_CHAOS=1) draws beyond a plain
+ * one: sizes of a job's values (arguments, context, return value, error message) from empty up to
+ * Convex's limits, dedupe keys up to 4,096 characters, enqueues of up to 1,500 jobs in one
+ * mutation due over seconds to minutes, `retry()` twice on a failed or canceled job, and faults of
+ * the pool's own for the deployment-like backend (test/deployment.ts) to inject. Owns only the
+ * arbitraries and the rules that follow from what was drawn.
+ */
+import fc from "fast-check";
+import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
+import type { Fault, PoolFunction } from "./deployment.js";
+
+/** A job's values, in bytes: padding of its args and context, its return value and the message
+ * of each failing attempt. */
+export type Sizes = {
+  argsBytes: number;
+  contextBytes: number;
+  /** Undefined: the job returns its key. */
+  returnBytes: number | undefined;
+  errorBytes: number;
+};
+
+/** The pool keeps args plus context up to this (bytes, Convex's limit on a function's arguments). */
+export const MAX_PAYLOAD_BYTES = 1_000_000;
+/** Room left in that budget for the job's own small fields. */
+const PAYLOAD_SLACK = 2_000;
+/** The pool keeps return values up to MAX_PAYLOAD_BYTES; larger ones fail the job. */
+export const RETURN_OVER_LIMIT = 1_200_000;
+/** Error messages are cut to 8 KiB with a note of how much was cut (docs/API-EXTENSIONS.md). */
+export const MAX_STORED_ERROR = 8 * 1024;
+/** What the note of a cut may add (a generous bound: the spec fixes the cut, not the note). */
+export const CUT_NOTE_ALLOWANCE = 256;
+
+export const sizes: fc.Arbitrary<Sizes> = fc
+  .record({
+    argsBytes: fc.constantFrom(0, 1_000, 9_000, 200_000, 600_000, 990_000),
+    contextBytes: fc.constantFrom(0, 1_000, 9_000, 300_000, 990_000),
+    returnBytes: fc.constantFrom(undefined, 0, 9_000, 300_000, 990_000, RETURN_OVER_LIMIT),
+    errorBytes: fc.constantFrom(0, 9_000, 100_000, 300_000, 1_000_000),
+  })
+  .map((s) => ({
+    ...s,
+    // Args plus context within the pool's limit: the context gives way.
+    contextBytes: Math.max(
+      0,
+      Math.min(s.contextBytes, MAX_PAYLOAD_BYTES - PAYLOAD_SLACK - s.argsBytes),
+    ),
+  }));
+
+/** Dedupe keys: a short one, one of about 300 characters and one of 4,090 (a long url). */
+export const DEDUPE_KEYS: Record<string, string> = {
+  d1: "d1",
+  d2: `d2/${"segment/".repeat(37)}`,
+  d3: `https://example.com/${"a".repeat(4_070)}`,
+};
+
+/** Enqueue of many jobs in one mutation, job i due `firstDelayMs + i * spacingMs` from now. */
+export type Bulk = {
+  op: "bulk";
+  n: number;
+  kind: "action" | "mutation" | "query";
+  firstDelayMs: number;
+  spacingMs: number;
+  withOnComplete: boolean;
+  /** Every job fails its one attempt with a message of this many bytes (a dependency down). */
+  failWithBytes: number | undefined;
+  /** The pool's maxParallelism from this enqueue on (above the start batch: the loop runs hot). */
+  maxParallelism: number | undefined;
+};
+
+/** Mostly a few dozen jobs; now and then hundreds; one bulk in seven more than 1,000 (the
+ * largest cost seconds of real time each: about 13 ms a job). */
+export const bulk: fc.Arbitrary<Bulk> = fc.record({
+  op: fc.constant("bulk" as const),
+  n: fc.oneof(
+    { weight: 10, arbitrary: fc.integer({ min: 1, max: 60 }) },
+    { weight: 3, arbitrary: fc.integer({ min: 200, max: 400 }) },
+    { weight: 2, arbitrary: fc.integer({ min: 1_001, max: 1_500 }) },
+  ),
+  kind: fc.constantFrom("query" as const, "mutation" as const, "action" as const),
+  firstDelayMs: fc.constantFrom(0, 500, 5_000),
+  // Due together, or spread over seconds to minutes (1,500 jobs a second apart: 25 minutes).
+  spacingMs: fc.constantFrom(0, 10, 100, 1_000),
+  withOnComplete: fc.boolean(),
+  failWithBytes: fc.constantFrom(undefined, undefined, 100, 300_000, 1_000_000),
+  maxParallelism: fc.constantFrom(undefined, undefined, 50, 200),
+});
+
+const poolFunction = fc.constantFrom<PoolFunction>(
+  "main",
+  "main",
+  "complete",
+  "deliver",
+  "worker",
+  "check",
+  "checkWakes",
+  "sweep",
+);
+
+/** One fault of the pool's own (test/deployment.ts `Fault`). */
+export const fault: fc.Arbitrary<Fault> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("commitFails" as const), fn: poolFunction }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("passThrows" as const),
+      stage: fc.integer({ min: 1, max: 40 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("actionDies" as const),
+      at: fc.integer({ min: 1, max: 3 }),
+      after: fc.boolean(),
+      mode: fc.constantFrom("hang" as const, "hang" as const, "throw" as const),
+      noticedAfterMs: fc.constantFrom(0, 2_000, 20_000),
+    }),
+  },
+);
+
+/** The backend's latest start of a scheduled function (test/deployment.ts default). */
+export const MAX_START_DELAY_MS = 3_000;
+
+/**
+ * How long after a loop pass failed another must have committed, while the pool has work: the
+ * watchdog's interval, plus a late start of its check and of the pass it schedules, a segment each
+ * way, and the model's step.
+ */
+export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS + 2 * MAX_START_DELAY_MS + 1_000;
+
+/** How long the model lets a chaos program settle after its last job is due. */
+export const SETTLE_MS = 6 * 60_000;
