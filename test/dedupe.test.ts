@@ -159,4 +159,15 @@ describe("dedupe", () => {
     expect(rows).toEqual([expect.objectContaining({ fullKey: "doc-1", workId: second })]);
     expect(rows[0].dedupeKey).toBeUndefined();
   });
+
+  it("replace rejects new args that, with the context the job keeps, pass the size limit", async () => {
+    const t = setup();
+    const big = "c".repeat(600_000);
+    await enqueueDeduped(t, { key: "a" }, { runAfter: 1000, context: { big } });
+    const before = await componentRows(t);
+    await expect(
+      enqueueDeduped(t, { key: "a", value: "v".repeat(600_000) }, { onDuplicate: "replace" }),
+    ).rejects.toThrow(/fnArgs.*context the waiting job keeps must be at most 1000000 bytes/);
+    expect(await componentRows(t)).toEqual(before);
+  });
 });

@@ -58,6 +58,8 @@ import {
   type LoggedEvent,
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
+import { valueSizeBytes } from "../src/component/model/payloads.js";
+import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest } from "./app/chaos.js";
 import {
@@ -492,6 +494,14 @@ async function runOn(
     const row = await inComponent(t, async (ctx) => await ctx.db.get(job.id));
     return row?.state.kind === "pending" && row.attempts === 0 && !row.snoozes;
   };
+  /** True once a cancel of the job was requested and not yet processed. */
+  const cancelRequested = async (job: ModelJob) =>
+    (await inComponent(t, async (ctx) =>
+      ctx.db
+        .query("pendingCancelation")
+        .withIndex("by_workId", (q: any) => q.eq("workId", job.id))
+        .first(),
+    )) !== null;
   /** True while the job waits in pendingStart (not yet in its key's queue). */
   const inPendingStart = async (job: ModelJob) =>
     (await inComponent(t, async (ctx) =>
@@ -672,16 +682,20 @@ async function runOn(
             // A duplicate of a job still waiting for its first start: the same job comes back.
             const dedupe = step.batch ? undefined : spec.dedupe;
             const latest = dedupe && dedupeLatest.get(dedupe.key);
+            // Waiting as the pool sees it: pending, never started, and no cancel request written
+            // yet (a cancelAll the model counts as done may still be paging towards it).
             const waiting =
-              latest !== undefined && !latest.canceled && (await neverStarted(latest));
+              latest !== undefined &&
+              (await neverStarted(latest)) &&
+              !(await cancelRequested(latest));
             if (dedupe && latest && waiting && latest.kind !== spec.kind) {
               // A duplicate must run the same function: rejected, and nothing is written.
               await expect(
-                t.mutation(anyApi.pool.enqueue, {
+                t.mutation(enqueueFn, {
                   kind: spec.kind,
-                  argsList: [{ ...behaviorOf(spec), key: latest.key }],
+                  argsList: [argsOf(latest.key, spec)],
                   poolOptions: poolOptions(),
-                  options: { dedupeKey: dedupe.key },
+                  options: { dedupeKey: dedupeKeyOf(dedupe.key) },
                 }),
               ).rejects.toThrow(/dedupeKey.*runs another function/);
               continue;
@@ -690,6 +704,26 @@ async function runOn(
               const stillDelayed = await inPendingStart(latest);
               // The duplicate's context: no padding, since its handler may stay a heavy one.
               const context = { key: latest.key, ...HEAVY_CONTEXT[spec.handler] };
+              // "replace" gives the job the new args and keeps its context unless the duplicate
+              // brings one (only with an onComplete): both must fit one payload, as at enqueue.
+              const kept = spec.withOnComplete ? context : latest.context;
+              const replaceSize = valueSizeBytes(argsOf(latest.key, spec)) + valueSizeBytes(kept);
+              if (dedupe.replace && replaceSize > MAX_PAYLOAD_BYTES) {
+                await expect(
+                  t.mutation(enqueueFn, {
+                    kind: spec.kind,
+                    argsList: [argsOf(latest.key, spec)],
+                    poolOptions: poolOptions(),
+                    options: {
+                      dedupeKey: dedupeKeyOf(dedupe.key),
+                      onDuplicate: "replace",
+                      context,
+                    },
+                    ...onCompleteOf(spec),
+                  }),
+                ).rejects.toThrow(/fnArgs.*context the waiting job keeps/);
+                continue;
+              }
               const [id] = await t.mutation(enqueueFn, {
                 kind: spec.kind,
                 argsList: [argsOf(latest.key, spec)],

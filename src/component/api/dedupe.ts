@@ -15,7 +15,7 @@ import { isLarge, valueSizeBytes } from "../model/payloads.js";
 import { dedupeHash } from "../model/dedupeHash.js";
 import { invalidArgument } from "../model/errors.js";
 import { dueSegment } from "../model/segments.js";
-import { MAX_KEY_LENGTH } from "../model/validate.js";
+import { MAX_KEY_LENGTH, MAX_PAYLOAD_BYTES } from "../model/validate.js";
 
 /** Rows of `dedupe` that one hash value shares before a lookup gives up: each is a collision of
  * two keys' hashes, which 64 bits make all but impossible; the bound keeps the read bounded. */
@@ -107,8 +107,17 @@ export async function replaceJob(
   const oldContext = payload ? payload.context : work.onComplete?.context;
   const context = item.onComplete?.context !== undefined ? item.onComplete.context : oldContext;
   const onComplete = item.onComplete ?? work.onComplete;
+  // The new args with the context the job keeps must fit one payload row, as at enqueue.
+  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(context);
+  if (size > MAX_PAYLOAD_BYTES) {
+    invalidArgument(
+      "fnArgs",
+      `args plus the context the waiting job keeps must be at most ${MAX_PAYLOAD_BYTES} bytes`,
+      `${size} bytes`,
+    );
+  }
   if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
-  const large = isLarge(valueSizeBytes(item.fnArgs) + valueSizeBytes(context));
+  const large = isLarge(size);
   const payloadId = large
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context })
     : undefined;
