@@ -159,6 +159,27 @@ describe("executors", () => {
     expect(signals.get("slow")).toMatch(/timed out after 1000 ms/);
   });
 
+  it("a handler that never settles fails its attempt at its timeout, and the executor goes on", async () => {
+    const t = setup();
+    await enqueueIo(
+      t,
+      [
+        { key: "stuck", hang: true },
+        { key: "after", ms: 100 },
+      ],
+      {
+        poolOptions: { maxParallelism: 1 },
+      },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 2, 120_000, 1_000);
+    const results = (await completions(t)).map((c) => c.result);
+    expect(results).toContainEqual({
+      kind: "failed",
+      error: "workpool: the task timed out after 60000 ms",
+    });
+    expect(results).toContainEqual({ kind: "success", returnValue: "after" });
+  });
+
   it("cancel of a running task aborts its signal within 2 s and ends it canceled", async () => {
     const t = setup();
     const [id] = await enqueueIo(t, [{ key: "long", ms: 30_000 }]);
