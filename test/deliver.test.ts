@@ -12,6 +12,7 @@ import {
   enqueue,
   inComponent,
   info,
+  interceptSyscalls,
   jobStates,
   runFor,
   runUntil,
@@ -188,5 +189,24 @@ describe("large payloads", () => {
     expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
       [id, { kind: "failed", error: expect.stringMatching(/return value is \d+ bytes.*limit/) }],
     ]);
+  });
+
+  it("retries a callback whose own delivery transaction failed (as after OCC retries): one onComplete", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    // The first delivery transaction fails as it commits (its delete of the row is its last write).
+    let failed = 0;
+    interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+      if (failed === 0 && op === "1.0/remove" && jsonArgs.includes("deliveries")) {
+        failed++;
+        throw new Error("injected: the delivery transaction gave up");
+      }
+      return await asyncSyscall(op, jsonArgs);
+    });
+    const [id] = await enqueue(t, "mutation", [{ key: "once" }]);
+    await runUntil(t, async () => (await completions(t)).length === 1, 30_000, 100);
+    expect(failed).toBe(1);
+    await runFor(t, 20_000, 500);
+    expect((await completions(t)).map((c) => c.workId)).toEqual([id]);
   });
 });

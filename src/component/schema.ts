@@ -349,6 +349,8 @@ export default defineSchema({
     solo: v.boolean(),
     /** The deliverer scheduled for this row. */
     scheduledId: v.id("_scheduled_functions"),
+    /** For a solo row: the how-manieth transaction its callback gets (1 when unset). */
+    attempts: v.optional(v.number()),
   }).index("by_token", ["token"]),
 
   /**

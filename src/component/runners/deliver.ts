@@ -50,6 +50,10 @@ export const DELIVERY_RESERVE = {
 /** The loop looks at delivery rows older than this: a row still there so long after its deliverer
  * was scheduled belongs to a delivery that died, or one still queued behind a busy scheduler. */
 export const DELIVERY_CHECK_MS = 5_000;
+/** Transactions a callback with a transaction to itself gets before it counts as failed: a
+ * transaction can fail for a passing reason (Convex gives up on one that keeps conflicting), and a
+ * callback that fails every time (over a limit) costs three tries. */
+export const SOLO_DELIVERY_ATTEMPTS = 3;
 /** Delivery rows one loop check looks at (one system read each). */
 export const DELIVERY_CHECK_BATCH = 50;
 
@@ -113,9 +117,10 @@ async function insertDelivery(
   token: string,
   items: DeliveryItem[],
   solo: boolean,
+  attempts?: number,
 ): Promise<void> {
   const scheduledId = await ctx.scheduler.runAfter(0, internal.runners.deliver.deliver, { token });
-  await ctx.db.insert("deliveries", { token, items, solo, scheduledId });
+  await ctx.db.insert("deliveries", { token, items, solo, scheduledId, attempts });
 }
 
 type Usage = Awaited<ReturnType<MutationCtx["meta"]["getTransactionMetrics"]>>;
@@ -293,6 +298,14 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       continue;
     }
     const [item] = row.items;
+    const attempts = row.attempts ?? 1;
+    if (attempts < SOLO_DELIVERY_ATTEMPTS) {
+      // Its own transaction failed: that may pass (Convex gives up on a transaction that keeps
+      // meeting others), so it is tried again before the callback counts as failed.
+      pass.log.warn("deliveryRetried", { workId: item.workId, attempt: attempts, why });
+      await insertDelivery(ctx, `${row.token}+`, row.items, true, attempts + 1);
+      continue;
+    }
     if (item.fnHandle !== undefined) {
       pass.log.error("onCompleteFailed", { workId: item.workId, error: why });
       failures.push({ workId: item.workId, error: why });
