@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { Fault, PoolFunction } from "./deployment.js";
 
 /** A job's values, in bytes: padding of its args and context, its return value and the message
@@ -128,9 +129,11 @@ export const MAX_START_DELAY_MS = 3_000;
 /**
  * How long after a loop pass failed another must have committed, while the pool has work: the
  * watchdog's interval, plus a late start of its check and of the pass it schedules, a segment each
- * way, and the model's step.
+ * (the pass it schedules starts at a segment's boundary), and the model's observation step (it
+ * looks at most every second, and a pass that commits between two looks counts at the second).
  */
-export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS + 2 * MAX_START_DELAY_MS + 1_000;
+export const STALL_LIMIT_MS =
+  WATCHDOG_INTERVAL_MS + 2 * (MAX_START_DELAY_MS + SEGMENT_MS) + 2 * 1_000;
 
 /** How long the model lets a chaos program settle after its last job is due. */
 export const SETTLE_MS = 6 * 60_000;

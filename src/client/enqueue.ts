@@ -134,6 +134,20 @@ export async function enqueueTasks(
   return await enqueueJobs(component, ctx, "action", executor, argsArray, options, task);
 }
 
+/** The pool config each function execution has sent to each pool already, by its `ctx` and the
+ * pool's enqueue reference: a later enqueue in the same execution sends it again only when it
+ * differs, so the component reads its config row once per execution, not once per job (Convex
+ * counts every index range a transaction reads: 4,096 at most). */
+const sentConfigs = new WeakMap<object, Map<string, string>>();
+
+/** A key for one pool (component) within an app: its enqueue function's reference path. */
+function poolKeyOf(component: WorkpoolComponent): string | undefined {
+  const path = (component.lib.enqueue as unknown as Record<symbol, unknown>)[
+    Symbol.for("toReferencePath")
+  ];
+  return typeof path === "string" ? path : undefined;
+}
+
 /** The one implementation of every enqueue: checks everything, then writes in as few calls as fit. */
 async function enqueueJobs(
   component: WorkpoolComponent,
@@ -185,18 +199,32 @@ async function enqueueJobs(
     (item, i) => validateEnqueueItem(item, now, items.length > 1 ? `items[${i}].` : "").sizeBytes,
   );
   const countShard = countShardOf(ctx);
+  const poolKey = poolKeyOf(component);
+  const configJson = JSON.stringify(config);
+  const sent = sentConfigs.get(ctx) ?? new Map<string, string>();
+  const toSend = poolKey !== undefined && sent.get(poolKey) === configJson ? {} : config;
+  const remember = () => {
+    if (poolKey === undefined) return;
+    sent.set(poolKey, configJson);
+    sentConfigs.set(ctx, sent);
+  };
   if (items.length === 1) {
-    return [
-      (await ctx.runMutation(component.lib.enqueue, { ...items[0], config, countShard })) as WorkId,
-    ];
+    const id = await ctx.runMutation(component.lib.enqueue, {
+      ...items[0],
+      config: toSend,
+      countShard,
+    });
+    remember();
+    return [id as WorkId];
   }
   const ids: WorkId[] = [];
   for (const chunk of chunkBySizes(items, sizes)) {
     const chunkIds = await ctx.runMutation(component.lib.enqueueBatch, {
       items: chunk,
-      config,
+      config: ids.length === 0 ? toSend : {},
       countShard,
     });
+    remember();
     ids.push(...(chunkIds as WorkId[]));
   }
   return ids;

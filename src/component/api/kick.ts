@@ -29,9 +29,8 @@ import { segmentOf, segmentStart } from "../model/segments.js";
 import { armWakeWatch, armWatchdog } from "../mainLoop/watchdog.js";
 
 /** How far past the next segment a job may be due and still be filed in its own segment, with a
- * pass of its own scheduled there. A job due later is filed "early" into the next segment unless
- * its own segment already has a pass: the loop moves it to its due segment and wakes itself there
- * (mainLoop/refile.ts). So the passes one transaction schedules are bounded by this number (plus
+ * pass of its own scheduled there. A job due later is filed "early" into the next segment, whose
+ * one pass the loop uses to move it to its due segment, where it wakes itself (mainLoop/refile.ts). So the passes one transaction schedules are bounded by this number (plus
  * one), not by how many distinct due times it enqueues: 1,500 reminders a second apart in one
  * mutation schedule a dozen passes, far inside Convex's 1,000 per transaction. 10 segments (1 s)
  * keeps jobs due within a second as cheap as before (no refile). */
@@ -72,10 +71,8 @@ export async function targetFor(
   if (own - next <= OWN_WAKE_SEGMENTS || known.has(own)) {
     return { segment: own, wake: await ensure(own) };
   }
-  if (await wakeRecorded(ctx, own)) {
-    known.add(own);
-    return { segment: own, wake: undefined };
-  }
+  // Filed early, with the next segment's pass: one index read per enqueue (Convex counts 4,096
+  // per transaction, and one mutation may enqueue a thousand jobs one by one).
   return { segment: next, wake: await ensure(next), early: true };
 }
 
