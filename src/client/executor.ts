@@ -1,4 +1,7 @@
 /**
+ * Over 400 lines on purpose: an executor's whole life (its limits, the checks of its definition,
+ * and the run that takes, runs and reports tasks) reads in one place, with the state it keeps.
+ *
  * Executors (API-EXTENSIONS section 8): the app action `pool.executor({ concurrency, tasks })`
  * makes, which runs many of the pool's tasks at once. Owns the executor's own life: it takes the
  * tasks the pool's loop handed it (through the component's `runners/executor:report`), checks
