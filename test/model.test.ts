@@ -553,7 +553,9 @@ async function runOn(
       try {
         statuses.push(...(await t.query(anyApi.pool.statusBatch, { ids })));
       } catch (error) {
-        throw new Error(`pool.statusBatch of ${ids.length} jobs failed: ${String(error)}`);
+        throw new Error(`pool.statusBatch of ${ids.length} jobs failed: ${String(error)}`, {
+          cause: error,
+        });
       }
     }
     return statuses;
