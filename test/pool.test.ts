@@ -14,7 +14,8 @@ import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { segmentOf } from "../src/component/model/segments.js";
 import { START_BATCH } from "../src/component/mainLoop/start.js";
-import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
+import { WATCHDOG_CHECK_MS, WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
+import { setupDeployment } from "./deployment.js";
 import {
   completions,
   delaySchedules,
@@ -636,6 +637,26 @@ describe("watchdog", () => {
     expect(stalls).toHaveLength(1);
   });
 
+  it("restarts within its interval a loop that made passes since the last check and then died", async () => {
+    const { t, deployment } = await setupDeployment({ seed: 11 });
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // The loop leaves idle (arming the watchdog) and passes; the pass for the job due in 20 s
+    // fails. A check that took "the generation moved" for "alive" waited a second interval.
+    // No onComplete: no delivery wakes the loop either.
+    const none = { onComplete: undefined };
+    await enqueue(t, "mutation", [{ key: "now" }], none);
+    await enqueue(t, "mutation", [{ key: "later" }], { ...none, options: { runAfter: 20_000 } });
+    await deployment.run(500);
+    expect(await jobStates(t)).toMatchObject({ pending: 1, finished: 1 });
+    deployment.arm({ kind: "commitFails", fn: "main" });
+    await deployment.run(21_000);
+    expect(deployment.fired).toHaveLength(1);
+    expect(deployment.stall).toBeDefined();
+    await deployment.run(WATCHDOG_INTERVAL_MS - 2_000, 500);
+    expect(deployment.stall).toBeUndefined();
+    expect(await jobStates(t)).toMatchObject({ pending: 0, finished: 2 });
+  });
+
   it("restarts a loop that dies while running hot on enqueued work alone", async () => {
     const t = setup();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -736,11 +757,11 @@ describe("watchdog", () => {
     );
     expect(wakes).toHaveLength(12);
     const last = wakes[11].wake.segment;
-    await runFor(t, 61_000, 1000);
+    await runFor(t, WATCHDOG_CHECK_MS + 1_000, 1000);
     // The first check read ten and stays armed; the next reads the rest and disarms.
     expect(await watch()).toMatchObject({ armed: true });
     expect((await watch()).from).toBeLessThanOrEqual(last);
-    await runFor(t, 60_000, 1000);
+    await runFor(t, WATCHDOG_CHECK_MS, 1000);
     expect(await watch()).toMatchObject({ armed: false, from: last + 1 });
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: 10 });
     await runFor(t, 5000, 100);

@@ -1,11 +1,12 @@
 /**
  * The watchdog: restarts a loop that died. If a `main` pass throws, its transaction rolls back —
  * including the scheduling of the next pass — while `runStatus` still tells callers the loop is
- * awake, so nobody would wake it. Armed when a caller wakes the loop, the watchdog checks once per
- * interval. The loop is alive while its generation moves or while a pass it (or a waking caller)
- * scheduled is still due or running, as the scheduler tells (`_scheduled_functions`); only when
- * neither holds does it schedule `main` again and log an error. The verdict never rests on how much
- * time passed, so a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall.
+ * awake, so nobody would wake it. Armed when the loop leaves idle (or a caller wakes it), the
+ * watchdog checks twice per interval. The loop is alive while the pass it (or a waking caller)
+ * scheduled is still due or running, as the scheduler tells (`_scheduled_functions`); when none is,
+ * it schedules `main` again and logs an error. The verdict never rests on how much time passed, so
+ * a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall; nor on whether
+ * the generation moved since the last check (a loop that moved and then died is dead now).
  * It stops when the loop is idle. Never starts or finishes work itself.
  * Enqueues wake the loop through wake-ups recorded on their own `pendingStart` rows (kick.ts);
  * `checkWakes` watches those.
@@ -18,9 +19,14 @@ import { readConfig } from "../config.js";
 import { createLogger } from "../model/logging.js";
 import { readFrom, segmentOf, segmentStart } from "../model/segments.js";
 
-/** How often the watchdog looks. An awake loop passes at least every segment, and a sleeping one is
- * due at a known time, so a minute without progress is a dead loop; one check a minute is cheap. */
+/** The promise: a loop that died runs again within this. An awake loop passes at least every
+ * segment and a sleeping one is due at a known time, so a minute without a pass is a dead loop. */
 export const WATCHDOG_INTERVAL_MS = 60_000;
+
+/** How often the watchdog looks: twice per interval, so that a pass that dies just after a check
+ * is restarted within the interval even when the next check and the pass it schedules each start
+ * seconds late (a busy scheduler). Two small transactions a minute while the loop is awake. */
+export const WATCHDOG_CHECK_MS = WATCHDOG_INTERVAL_MS / 2;
 
 /**
  * Arms the wake-ups' check if it is not armed: called by an enqueue that scheduled a wake. Reads and
@@ -29,7 +35,7 @@ export const WATCHDOG_INTERVAL_MS = 60_000;
 export async function armWakeWatch(ctx: MutationCtx): Promise<void> {
   const watch = await ctx.db.query("wakeWatch").first();
   if (watch?.armed) return;
-  await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.mainLoop.watchdog.checkWakes, {});
+  await ctx.scheduler.runAfter(WATCHDOG_CHECK_MS, internal.mainLoop.watchdog.checkWakes, {});
   if (watch) await ctx.db.patch("wakeWatch", watch._id, { armed: true });
   else await ctx.db.insert("wakeWatch", { armed: true });
 }
@@ -95,7 +101,7 @@ export const checkWakes = internalMutation({
     if (watch) await ctx.db.patch("wakeWatch", watch._id, { from, armed: left });
     else await ctx.db.insert("wakeWatch", { from, armed: left });
     if (left)
-      await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.mainLoop.watchdog.checkWakes, {});
+      await ctx.scheduler.runAfter(WATCHDOG_CHECK_MS, internal.mainLoop.watchdog.checkWakes, {});
     return null;
   },
 });
@@ -105,7 +111,7 @@ const WAKE_CHECK_BATCH = 10;
 
 /** Schedules the first check; called by a caller that wakes the loop when none is armed. */
 export async function armWatchdog(ctx: MutationCtx, generation: number): Promise<boolean> {
-  await ctx.scheduler.runAfter(WATCHDOG_INTERVAL_MS, internal.mainLoop.watchdog.check, {
+  await ctx.scheduler.runAfter(WATCHDOG_CHECK_MS, internal.mainLoop.watchdog.check, {
     generation,
   });
   return true;
@@ -125,7 +131,7 @@ export const check = internalMutation({
     }
     const loop = await ctx.db.query("loopState").first();
     const current = loop?.generation ?? 0;
-    if (current === generation && !(await passOutstanding(ctx, loop, state, now))) {
+    if (!(await passOutstanding(ctx, loop, state, current !== generation, now))) {
       const log = createLogger((await readConfig(ctx.db)).logLevel);
       log.error("loopStalled", {
         message: "the loop's next pass failed or was canceled, and none is due; restarting it",
@@ -142,8 +148,8 @@ export const check = internalMutation({
     // A loop asleep until a later segment needs no look before that segment is overdue.
     const nextCheckAt =
       state.kind === "scheduled"
-        ? Math.max(now, segmentStart(state.segment)) + WATCHDOG_INTERVAL_MS
-        : now + WATCHDOG_INTERVAL_MS;
+        ? Math.max(now, segmentStart(state.segment)) + WATCHDOG_CHECK_MS
+        : now + WATCHDOG_CHECK_MS;
     await ctx.scheduler.runAt(nextCheckAt, internal.mainLoop.watchdog.check, {
       generation: current,
     });
@@ -159,18 +165,21 @@ const OUTSTANDING: ReadonlySet<string> = new Set(["pending", "inProgress"]);
 /**
  * True when a pass of the loop is still to come: the one the last pass scheduled, or the one a
  * caller scheduled when it woke the loop. Rows written before these ids were recorded fall back on
- * time: a loop awake for a whole interval without moving, or asleep past its segment by one.
+ * time and movement: a loop that moved since the last check, or asleep past its segment by less
+ * than an interval.
  */
 async function passOutstanding(
   ctx: MutationCtx,
   loop: Doc<"loopState"> | null,
   state: Exclude<RunState, { kind: "idle" }>,
+  moved: boolean,
   now: number,
 ): Promise<boolean> {
   const ids = [loop?.nextPassId, state.kind === "running" ? undefined : state.scheduledId].filter(
     (id): id is Id<"_scheduled_functions"> => id !== undefined,
   );
   if (ids.length === 0) {
+    if (moved) return true;
     return state.kind !== "running" && segmentStart(state.segment) + WATCHDOG_INTERVAL_MS >= now;
   }
   for (const id of ids) {
