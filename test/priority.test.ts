@@ -3,8 +3,10 @@
  * before any "normal" one and "normal" before "low"; within a level, earlier due time first; a retry
  * keeps its priority; a key's order is priority, then due time.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
 import { probe } from "./app/probe.js";
+import { setupDeployment } from "./deployment.js";
 import { callPool, completions, enqueue, info, runFor, runUntil, setup } from "./helpers.js";
 
 /** Job keys in the order their first attempts started. */
@@ -119,6 +121,25 @@ describe("priority", () => {
     // It took the first slot that freed: only the five lows running when it came started before.
     const before = startOrder().indexOf("vip");
     expect(before).toBeLessThanOrEqual(10);
+  });
+
+  it("a high job filed early and overdue when a late pass reaches it starts before a due normal job", async () => {
+    // Scheduled functions on time, so the workers run in the order the loop starts them.
+    const { t, deployment } = await setupDeployment({ seed: 5, maxStartDelayMs: 0 });
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const poolOptions = { maxParallelism: 1 };
+    // The first pass fails at commit: the loop next runs when the watchdog restarts it, long
+    // after both jobs are due; "h" (due in 1.5 s) sits where it was filed early until then.
+    deployment.arm({ kind: "commitFails", fn: "main" });
+    await enqueue(t, "action", [{ key: "n", ms: 10 }], { poolOptions });
+    await enqueue(t, "action", [{ key: "h", ms: 10 }], {
+      poolOptions,
+      options: { priority: "high", runAfter: 1_500 },
+    });
+    await deployment.run(WATCHDOG_INTERVAL_MS + 5_000, 500);
+    expect(deployment.fired).toHaveLength(1);
+    expect((await completions(t)).length).toBe(2);
+    expect(startOrder()).toEqual(["h", "n"]);
   });
 
   for (const how of ["resume({ key })", "setKeyParallelism"] as const) {

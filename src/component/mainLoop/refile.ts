@@ -9,7 +9,7 @@
  * of the loop's own: no conflict with enqueues. Never starts or finishes a job.
  */
 import type { Doc } from "../_generated/dataModel.js";
-import { segmentForRunAt } from "../model/segments.js";
+import { dueSegment } from "../model/segments.js";
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 
 /** Rows one pass moves: two writes each; 200 keeps a pass's writes well inside its budget, and a
@@ -36,14 +36,17 @@ export async function refileEarlyStarts(pass: Pass): Promise<boolean> {
   return full;
 }
 
-/** Replaces an early row by a row of the loop's own in its due segment (the next one, if that is
- * already past). The wake-up it recorded has done its work: this pass is reading its segment. */
+/** Replaces an early row by a row of the loop's own in its due segment, or in this pass's segment
+ * if that is already past: the start stage that follows in this pass then weighs it with the other
+ * due jobs by priority (a loop restarted late must not start a due normal job before an overdue
+ * high one). Callers never write this segment, so the write conflicts with none. The wake-up it
+ * recorded has done its work: this pass is reading its segment. */
 async function refile(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
   await pass.ctx.db.delete("pendingStart", row._id);
   await pass.ctx.db.insert("pendingStart", {
     workId: row.workId,
     runAt: row.runAt,
-    segment: segmentForRunAt(row.runAt, pass.now),
+    segment: Math.max(pass.segment, dueSegment(row.runAt)),
     key: row.key,
     holdsSlot: row.holdsSlot,
     priority: row.priority,
