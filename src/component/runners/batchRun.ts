@@ -1,0 +1,286 @@
+/**
+ * A batch run: the one way an action runs many of the pool's jobs at once. Both kinds of batch
+ * runner use it: the app's executors (src/client/executor.ts, tasks run inline) and the
+ * component's action runner (runners/actionRunner.ts, each job its own `ctx.runAction`). Owns the
+ * run's life: it takes what the loop handed it (through `runners/executor:report`), runs up to
+ * `concurrency` jobs at once under their time limits and abort signals, reports outcomes in
+ * batches (each report brings the next hand-overs and cancels), checks in while busy, and ends when
+ * nothing is left. Never admits a job (the loop does), never writes the component's tables except
+ * through `report`, never retries (the loop decides, from the outcome it reports). Runs in an
+ * action: no database here.
+ */
+import { attemptFailure, attemptSuccess } from "../model/outcomes.js";
+import { INLINE_VALUE_BYTES, valueSizeBytes } from "../model/payloads.js";
+
+/** How long a run lasts: Convex ends an action at 10 minutes; the last minute is kept for its
+ * final reports. It takes a job only while more than the job's time limit is left. */
+export const EXECUTOR_BUDGET_MS = 9 * 60_000;
+/** Outcomes wait at most this long to be reported with others: a freed pool slot is refilled
+ * within about two of these (this report, and the next one, which brings the new hand-over). */
+export const REPORT_INTERVAL_MS = 200;
+/** A report that freed slots (it carried outcomes, or it was the first, which says how many
+ * jobs the run takes at once) is followed this long after by the one that takes their refill,
+ * unless another report came first: the loop hands the freed slots over within a segment or two
+ * (100 ms each). So a freed slot is refilled within about half a second, and a run whose jobs all
+ * finished waits that long for more before it ends (instead of ending and making the pool start
+ * another). */
+export const REFILL_AFTER_MS = 250;
+/** While its jobs run and none finishes, a run calls the pool at most this often (for cancels and
+ * new hand-overs); reports of outcomes, and their refills, come on top. */
+export const CHECK_IN_INTERVAL_MS = 2_000;
+/** Unreported results a run holds, by its own byte count, before it reports: far below the 8 MiB
+ * the API allows, and below what one report's arguments may carry. */
+export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
+/** Unreported outcomes a run holds before it reports: half of what one report takes. */
+export const UNREPORTED_OUTCOMES_LIMIT = 500;
+
+/** A job the loop handed over, as `report` returns it. */
+export type Handed = {
+  workId: string;
+  attempt: number;
+  previousAttempts: number;
+  task: string;
+  fnArgs: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- any job's args
+};
+
+/** One outcome for the pool, as the component's `report` takes it. */
+export type Outcome = {
+  workId: string;
+  attempt: number;
+  result:
+    | { kind: "success"; returnValue: unknown }
+    | { kind: "failed"; error: string; nonRetryable?: boolean; fnArgs?: unknown }
+    | { kind: "snoozed"; delayMs: number; fnArgs?: unknown };
+};
+
+/** What one call of `report` sends (the runner adds its id). */
+export type ReportRequest = { concurrency?: number; outcomes: Outcome[]; ending?: boolean };
+/** What `report` answers. */
+export type ReportAnswer = { tasks: Handed[]; cancels: string[]; more: boolean; stop: boolean };
+
+/** What a batch runner tells the run about its jobs. */
+export type BatchRunner = {
+  /** Jobs run at once. */
+  concurrency: number;
+  /** What a job is called in messages: "task" or "action". */
+  noun: string;
+  /** Calls the component's `report`. */
+  report(request: ReportRequest): Promise<ReportAnswer>;
+  /** A job's time limit; it is taken only while more than that is left of the run. */
+  timeoutOf(handed: Handed): number;
+  /** Why the job cannot run at all (unknown task, bad args): it fails, not to be retried. */
+  refuse(handed: Handed): string | undefined;
+  /** Runs the job; `signal` aborts on cancel and at the time limit. */
+  execute(handed: Handed, signal: AbortSignal): Promise<unknown>;
+};
+
+/** The args an outcome hands back to the pool: inline ones (the job's row dropped them at its
+ * start and a retry needs them); large ones stay in their payload row, so they are not sent. */
+function handBack(handed: Handed): unknown {
+  return valueSizeBytes(handed.fnArgs) <= INLINE_VALUE_BYTES ? handed.fnArgs : undefined;
+}
+
+/** One job in flight. */
+type Running = { handed: Handed; abort: AbortController; canceled: boolean };
+
+/** One batch runner action's life (see the file comment). */
+export class BatchRun {
+  private readonly startedAt = Date.now();
+  private readonly waiting: Handed[] = [];
+  private readonly running = new Map<string, Running>();
+  private outcomes: Outcome[] = [];
+  private unreportedBytes = 0;
+  private lastCall = 0;
+  /** When the refill of the slots the last report freed is due (see REFILL_AFTER_MS). */
+  private refillAt: number | undefined;
+  private firstReport = true;
+  private wake: (() => void) | undefined;
+  /** A report that failed while a job finished: the run ends with it (the pool recovers). */
+  private failure: unknown;
+
+  constructor(private readonly runner: BatchRunner) {}
+
+  private timeLeft(): number {
+    return this.startedAt + EXECUTOR_BUDGET_MS - Date.now();
+  }
+
+  /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. */
+  private async report(ending = false): Promise<{ more: boolean; stop: boolean }> {
+    const outcomes = this.outcomes;
+    this.outcomes = [];
+    this.unreportedBytes = 0;
+    this.lastCall = Date.now();
+    // A report that frees slots (or says how many there are) is followed by one for their refill.
+    this.refillAt =
+      outcomes.length > 0 || this.firstReport ? this.lastCall + REFILL_AFTER_MS : undefined;
+    const answer = await this.runner.report({
+      ...(this.firstReport ? { concurrency: this.runner.concurrency } : {}),
+      outcomes,
+      ...(ending ? { ending: true } : {}),
+    });
+    this.firstReport = false;
+    this.waiting.push(...answer.tasks);
+    for (const workId of answer.cancels) {
+      const job = this.running.get(workId);
+      if (job && !job.canceled) {
+        job.canceled = true;
+        job.abort.abort(new Error("workpool: the job was canceled"));
+      }
+    }
+    return { more: answer.more, stop: answer.stop };
+  }
+
+  /** Records an outcome; a large one is reported at once, alone (the component stores it aside). */
+  private async finish(outcome: Outcome): Promise<void> {
+    const bytes = valueSizeBytes(outcome.result);
+    if (bytes > INLINE_VALUE_BYTES) {
+      const held = this.outcomes;
+      this.outcomes = [outcome];
+      await this.report();
+      this.outcomes.push(...held);
+      return;
+    }
+    this.outcomes.push(outcome);
+    this.unreportedBytes += bytes;
+    const full = this.outcomes.length >= UNREPORTED_OUTCOMES_LIMIT;
+    if (full || this.unreportedBytes >= UNREPORTED_BYTES_LIMIT) await this.report();
+  }
+
+  /** Starts a handed job. */
+  private start(handed: Handed): void {
+    const entry: Running = { handed, abort: new AbortController(), canceled: false };
+    this.running.set(handed.workId, entry);
+    void this.runJob(entry)
+      .catch((error: unknown) => {
+        this.failure ??= error;
+      })
+      .finally(() => {
+        this.running.delete(handed.workId);
+        this.wake?.();
+      });
+  }
+
+  private async runJob(entry: Running): Promise<void> {
+    const { handed, abort } = entry;
+    const { noun } = this.runner;
+    const outcome = (result: Outcome["result"]) =>
+      this.finish({ workId: handed.workId, attempt: handed.attempt, result });
+    const refused = this.runner.refuse(handed);
+    if (refused !== undefined) {
+      return await outcome({
+        kind: "failed",
+        error: refused,
+        nonRetryable: true,
+        fnArgs: handBack(handed),
+      });
+    }
+    const timeoutMs = this.runner.timeoutOf(handed);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    const settled = (async () => {
+      try {
+        return { value: await this.runner.execute(handed, abort.signal) };
+      } catch (error) {
+        return { error };
+      }
+    })();
+    const first = await Promise.race([settled, timedOut]);
+    clearTimeout(timer);
+    if (first === "timeout" && !entry.canceled) {
+      const error = `workpool: the ${noun} timed out after ${timeoutMs} ms`;
+      abort.abort(new Error(error));
+      // The attempt fails now; the job's slot is freed here (it may never settle).
+      return await outcome({ kind: "failed", error, fnArgs: handBack(handed) });
+    }
+    // A canceled job keeps its slots until it settles; the pool then ends it canceled.
+    const done = first === "timeout" ? await settled : first;
+    return await outcome(
+      "error" in done ? attemptFailure(done.error, handBack(handed)) : attemptSuccess(done.value),
+    );
+  }
+
+  /** Waits until a job settles, or `ms` passes. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, ms));
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async run(): Promise<void> {
+    const { concurrency, noun } = this.runner;
+    let { more, stop } = await this.report();
+    while (!stop) {
+      if (this.failure !== undefined) throw this.failure;
+      // Start what was handed over, while there is room and time.
+      while (this.waiting.length > 0 && this.running.size < concurrency) {
+        const handed = this.waiting.shift()!;
+        if (this.timeLeft() <= this.runner.timeoutOf(handed)) {
+          // Too late to finish it here: back to the pool, no attempt used.
+          await this.finish({
+            workId: handed.workId,
+            attempt: handed.attempt,
+            result: { kind: "snoozed", delayMs: 0, fnArgs: handBack(handed) },
+          });
+          continue;
+        }
+        this.start(handed);
+      }
+      if (this.timeLeft() <= 0) {
+        // The action's time is up: every job still running fails this attempt, saying so.
+        const who = noun === "task" ? "executor" : "runner";
+        for (const [workId, job] of this.running) {
+          job.abort.abort(new Error(`workpool: the ${who} reached its time limit`));
+          this.outcomes.push({
+            workId,
+            attempt: job.handed.attempt,
+            result: {
+              kind: "failed",
+              error: `workpool: the ${who} reached its time limit before the ${noun} ended`,
+              fnArgs: handBack(job.handed),
+            },
+          });
+        }
+        this.running.clear();
+        await this.report(true);
+        return;
+      }
+      const now = Date.now();
+      const refillDue = this.refillAt !== undefined && now >= this.refillAt;
+      if (this.running.size === 0 && this.waiting.length === 0 && this.outcomes.length === 0) {
+        // Nothing left: once the refill of its last freed slots is due, the last report says so,
+        // and ends the run unless it brings more.
+        if (this.refillAt === undefined || refillDue) {
+          ({ more, stop } = await this.report(true));
+          continue;
+        }
+        await this.pause(this.refillAt - now);
+        continue;
+      }
+      const sinceCall = now - this.lastCall;
+      const hasRoom = this.running.size < concurrency;
+      // Outcomes wait for others up to REPORT_INTERVAL_MS, unless none can come (nothing runs).
+      const due =
+        more ||
+        (this.outcomes.length > 0 &&
+          (sinceCall >= REPORT_INTERVAL_MS || this.running.size === 0)) ||
+        (refillDue && hasRoom) ||
+        sinceCall >= CHECK_IN_INTERVAL_MS;
+      if (due) {
+        ({ more, stop } = await this.report());
+        continue;
+      }
+      const untilRefill = this.refillAt !== undefined && hasRoom ? this.refillAt - now : Infinity;
+      const wait =
+        this.outcomes.length > 0
+          ? Math.min(REPORT_INTERVAL_MS - sinceCall, CHECK_IN_INTERVAL_MS - sinceCall)
+          : Math.min(untilRefill, CHECK_IN_INTERVAL_MS - sinceCall);
+      await this.pause(Math.min(wait, this.timeLeft()));
+    }
+  }
+}
