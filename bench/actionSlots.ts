@@ -8,9 +8,11 @@
  * `AsyncLocalStorage.prototype.run` once more: an action of depth 1 (one the scheduler started: no
  * function called it) waits for one of `limit` slots before its body runs, and frees it when it
  * settles; waiting actions start in the order they arrived. Apps' and pools' actions alike: workers,
- * executor actions and the peer's batch workers. An action another action calls (`ctx.runAction`,
- * depth 2 and more: the job's own action under a worker) runs inside its caller's slot, never
- * waiting: counting it too would let callers that hold every slot wait forever on their callees.
+ * action runners, executor actions and the peer's batch workers. An action another action calls
+ * (`ctx.runAction`, depth 2 and more: the job's own action under a worker) runs inside its
+ * caller's slot, never waiting: counting it too would let callers that hold every slot wait
+ * forever on their callees; except under an action runner, whose jobs' actions (up to 50 to one
+ * runner) each wait for a slot of their own.
  * Queries and mutations are never held back.
  *
  * Measured per run (`startActionSlots`), on the virtual clock: every action's time from its start
@@ -129,11 +131,18 @@ export function installActionSlots(): void {
       return origRun.call(this, store, ...rest);
     const key = `${store.componentPath || "app"}:${store.udfPath}`;
     const run = () => origRun.call(this, store, ...rest);
-    if (store.depth !== 1) return slots.timed(key, false, run);
+    const topLevel = store.depth === 1;
+    // A job's action under an action runner (many to one runner) takes a slot of its own: one
+    // runner's fifty actions in one slot would be a deployment no one has. Under a worker (one
+    // each) it runs in the worker's slot, as above.
+    const parent = (this as AsyncLocalStorage<unknown>).getStore();
+    const underRunner =
+      !topLevel && isExecutionContext(parent) && parent.udfPath.endsWith("actionRunner:run");
+    if (!topLevel && !underRunner) return slots.timed(key, false, run);
     return (async () => {
       await slots.acquire();
       try {
-        return await slots.timed(key, true, run);
+        return await slots.timed(key, topLevel, run);
       } finally {
         slots.release();
       }

@@ -1,6 +1,7 @@
 // The demo's second run (workload.demo.ts calls it after the email run): the same jobs, `jobs` waits
 // of about `durationMs` (seeded, ±25%; none fails), once as ordinary actions (emails through
-// emailPool at the demo's maxParallelism: one action per job) and once as executor tasks
+// emailPool at the demo's maxParallelism: an action per job, run by the pool's action runners)
+// and once as executor tasks
 // (summaries through llmPool: llm.run runs up to 50 at once per action), all enqueued at one instant
 // on a fresh convex-test backend, so both sides share a clock. Reads each pool as the report does:
 // `stats` sampled as the run goes and `list` at its end (poolReadings.ts), and the actions its
@@ -18,9 +19,13 @@ import type { ComparisonSide, ExecutorComparison } from "./reportComparison.js";
 import { summarizeJobs, type StatsSample } from "./reportFigures.js";
 
 /** The scheduled functions that are actions, by the name the component's scheduler records: the
- * worker that runs one attempt of an ordinary action (it calls the job's action), and the app's
- * executor. Everything else a pool schedules (its loop, onComplete deliveries) is a mutation. */
-const ACTION_NAMES = { actions: "runners/worker:runAction", tasks: "llm:run" } as const;
+ * worker that runs one attempt of a lone ordinary action and the action runner that runs many
+ * (each calls the jobs' actions), and the app's executor. Everything else a pool schedules (its
+ * loop, onComplete deliveries) is a mutation. */
+const ACTION_NAMES = {
+  actions: ["runners/worker:runAction", "runners/actionRunner:run"],
+  tasks: ["llm:run"],
+} as const;
 /** Jobs per enqueue mutation: emails.sendEmails loops, llm.summarizePages is one batch. */
 const CHUNK = 100;
 /** Slack on the deadline beyond every wave of jobs at the longest duration (virtual ms). */
@@ -102,13 +107,23 @@ export async function runExecutorComparison(o: ComparisonOptions): Promise<Execu
     extra: Pick<ComparisonSide, "pool" | "runs" | "concurrency">,
   ): Promise<ComparisonSide> => {
     const scheduled = await readScheduled(t, extra.pool);
-    const actionName = ACTION_NAMES[name];
+    const actions: Record<string, number> = {};
+    for (const action of ACTION_NAMES[name]) {
+      if (scheduled[action]) actions[action] = scheduled[action];
+    }
+    const jobs = summarizeJobs(await listAllJobs(t, pools[name]));
+    // An action runner calls each job's action, an action of its own (a worker's runs in its
+    // slot, counted with it): every attempt not run by a worker is one more action.
+    const runnerAttempts = jobs.attempts - (scheduled["runners/worker:runAction"] ?? 0);
+    if (name === "actions" && actions["runners/actionRunner:run"] && runnerAttempts > 0) {
+      actions[`${extra.runs} (by action runners)`] = runnerAttempts;
+    }
     return {
       ...extra,
       samples: samples[name],
       final: await readStats(t, pools[name]),
-      jobs: summarizeJobs(await listAllJobs(t, pools[name])),
-      actions: { [actionName]: scheduled[actionName] ?? 0 },
+      jobs,
+      actions,
     };
   };
   return {

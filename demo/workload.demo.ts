@@ -683,9 +683,10 @@ it("runs the example app's email workload", async () => {
         side.final.maxParallelism,
       );
     }
-    // One worker action per job (none fails), and fewer executor actions than jobs once an
-    // executor has more than one job to run.
-    expect(actionsStarted(comparison.actions), "an action per job").toBe(compareJobs);
+    // Ordinary actions: an action per job (none fails), plus the action runners that ran them
+    // (jobs started together share one); executor actions: fewer than jobs once an executor has
+    // more than one job to run.
+    expect(actionsStarted(comparison.actions), "actions").toBeGreaterThanOrEqual(compareJobs);
     expect(actionsStarted(comparison.tasks), "executor actions").toBeGreaterThanOrEqual(1);
     if (compareJobs > 1) {
       expect(actionsStarted(comparison.tasks), "executor actions").toBeLessThan(compareJobs);

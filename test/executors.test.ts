@@ -12,6 +12,7 @@ import {
   inComponent,
   info,
   interceptSyscalls,
+  killRunnerAtNextReport,
   runFor,
   runUntil,
   setup,
@@ -219,7 +220,7 @@ describe("executors", () => {
     const ids = await enqueueIo(t, ios(3, { ms: 3_000, failTimes: 0 }), { options: retry });
     await runUntil(t, () => probe.running === 3, 5_000, 50);
     // The executor dies at its next call to the pool (its action fails), tasks in hand.
-    const killed = killExecutorAtNextReport();
+    const killed = killRunnerAtNextReport();
     await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 500);
     expect(killed.count).toBe(1);
     for (const id of ids) {
@@ -240,7 +241,7 @@ describe("executors", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     await enqueueIo(t, [{ key: "once", ms: 3_000 }]);
     await runUntil(t, () => probe.running === 1, 5_000, 50);
-    killExecutorAtNextReport();
+    killRunnerAtNextReport();
     await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
     expect((await completions(t))[0].result.error).toMatch(
       /^workpool: executor died \(its action failed/,
@@ -252,7 +253,7 @@ describe("executors", () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
     // The first executor dies on its first call, before it takes anything.
-    const killed = killExecutorAtNextReport();
+    const killed = killRunnerAtNextReport();
     const [id] = await enqueueIo(t, [{ key: "untaken" }]);
     await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
     expect(killed.count).toBe(1);
@@ -353,22 +354,6 @@ describe("executors", () => {
     expect(signals.get("forever")).toMatch(/canceled/);
   });
 });
-
-/** Makes the next report an executor sends fail (its read of its own executor row, which the
- * loop here does not make in the meantime), so that its action fails with every task it holds,
- * as a killed executor's would. (convex-test runs an action's own calls outside the syscall hook,
- * so the fault is injected inside the report.) */
-function killExecutorAtNextReport(): { count: number } {
-  const killed = { count: 0 };
-  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
-    if (killed.count === 0 && op === "1.0/get" && jsonArgs.includes('"table":"executors"')) {
-      killed.count++;
-      throw new Error("injected: the executor was killed");
-    }
-    return await asyncSyscall(op, jsonArgs);
-  });
-  return killed;
-}
 
 /** Counts, from now on, the database calls that touch executors or their hand-overs. */
 function countExecutorCalls(): { count: number } {

@@ -312,3 +312,19 @@ export function busiestWindow(starts: number[], periodMs: number): number {
 
 /** `interceptSyscalls` for other test modules (test/deployment.ts builds its backend on it). */
 export const interceptAsyncSyscalls = interceptSyscalls;
+
+/** Makes the next report an executor sends fail (its read of its own executor row, which the
+ * loop here does not make in the meantime), so that its action fails with every task it holds,
+ * as a killed executor's would. (convex-test runs an action's own calls outside the syscall hook,
+ * so the fault is injected inside the report.) */
+export function killRunnerAtNextReport(): { count: number } {
+  const killed = { count: 0 };
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (killed.count === 0 && op === "1.0/get" && jsonArgs.includes('"table":"executors"')) {
+      killed.count++;
+      throw new Error("injected: the runner was killed");
+    }
+    return await asyncSyscall(op, jsonArgs);
+  });
+  return killed;
+}

@@ -154,7 +154,10 @@ describe("priority", () => {
         await long("first");
         if (resume) await callPool(t, "pause", [{ key: "k" }]);
         else await long("k:holder", { key: "k" });
-        await enqueue(t, "action", [{ key: "k:head" }], {
+        // The jobs whose order is checked are mutations: each runs when the loop starts it (an
+        // action started alone gets a worker, one started with others a shared runner, which
+        // takes it up to a refill later; the loop's order is the same either way).
+        await enqueue(t, "mutation", [{ key: "k:head" }], {
           poolOptions,
           options: { key: "k", priority: head },
         });
@@ -162,8 +165,8 @@ describe("priority", () => {
         // The last slot fills; then jobs of k's level and normal ones wait, due after k's head.
         await long("second");
         await runFor(t, 200);
-        await enqueue(t, "action", [{ key: "x0" }], { poolOptions, options: { priority: head } });
-        await enqueue(t, "action", [{ key: "n0" }, { key: "n1" }], { poolOptions });
+        await enqueue(t, "mutation", [{ key: "x0" }], { poolOptions, options: { priority: head } });
+        await enqueue(t, "mutation", [{ key: "n0" }, { key: "n1" }], { poolOptions });
         if (resume) await callPool(t, "resume", [{ key: "k" }]);
         else await callPool(t, "setKeyParallelism", ["k", 2]);
         await runUntil(t, () => ["k:head", "x0", "n0", "n1"].every((key) => probe.starts.has(key)));

@@ -23,7 +23,7 @@ import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
 import { refileEarlyStarts } from "./refile.js";
-import { startWork } from "./start.js";
+import { placeActions, startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 import { armWatchdog } from "./watchdog.js";
@@ -82,6 +82,7 @@ export const main = internalMutation({
       keys: new Map(),
       executors: new Map(),
       executorsById: new Map(),
+      actionStarts: [],
     };
 
     await flushEarlierSecond(pass);
@@ -92,6 +93,7 @@ export const main = internalMutation({
     // Rows filed early are moved before anything starts; while more wait, nothing starts yet.
     const moreEarly = await refileEarlyStarts(pass);
     const starts = moreEarly ? { more: true, heldByRate: false } : await startWork(pass);
+    await placeActions(pass);
     const expiry = await firstExpiry(pass);
     await maybeScheduleSweep(pass, expiry);
     await checkDeliveries(pass);

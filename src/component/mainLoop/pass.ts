@@ -121,4 +121,7 @@ export type Pass = {
   /** The executors this pass read, by executor function and by id (executors.ts). */
   executors: Map<string, ExecutorEntry[]>;
   executorsById: Map<Id<"executors">, ExecutorEntry>;
+  /** Action jobs the start stage started, to be given their runners when it is over
+   * (start.ts `placeActions`). */
+  actionStarts: Doc<"work">[];
 };

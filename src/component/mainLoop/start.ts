@@ -6,7 +6,7 @@
  * The only place a job enters "running".
  */
 import { internal } from "../_generated/api.js";
-import type { Doc } from "../_generated/dataModel.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
 import {
   firstReadyAt,
   hasFreeSlot,
@@ -21,7 +21,7 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import { handOverTask } from "./executors.js";
+import { batchActions, handOverTask } from "./executors.js";
 import {
   advanceCursor,
   countDueStarts,
@@ -263,7 +263,8 @@ async function startJob(
 ): Promise<boolean> {
   const { ctx } = pass;
   const work = await ctx.db.get("work", workId);
-  if (work === null || work.state.kind !== "pending") {
+  const placing = pass.actionStarts.some((started) => started._id === workId);
+  if (work === null || work.state.kind !== "pending" || placing) {
     pass.log.error("invariant", {
       message: "a job to start is not pending",
       workId,
@@ -271,22 +272,54 @@ async function startJob(
     });
     return false;
   }
-  // A task goes to an executor (executors.ts); any other job gets a worker of its own.
-  const runner =
-    work.task !== undefined
-      ? await handOverTask(pass, work)
-      : { scheduledId: await scheduleWorker(pass, work) };
-  await ctx.db.patch("work", work._id, {
-    state: { kind: "running", ...runner, startedAt: pass.now },
-    listAt: pass.now,
-    // The worker has the arguments now; only a retry would need them again.
-    ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),
-  });
+  if (work.fnType === "action" && work.task === undefined) {
+    // Placed when the stage has started all it will (placeActions): with others, in a runner.
+    pass.actionStarts.push(work);
+  } else {
+    // A task goes to an executor (executors.ts); a mutation or query gets a worker of its own.
+    const runner =
+      work.task !== undefined
+        ? await handOverTask(pass, work)
+        : { scheduledId: await scheduleWorker(pass, work) };
+    await markRunning(pass, work, runner);
+  }
   pass.state.running++;
   if (key) updateKey(key, { running: 1 });
   recordStart(pass, Math.max(0, pass.now - runAt));
   pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
   return true;
+}
+
+/**
+ * Gives the action jobs this pass started their runners: several go to an action runner, many to
+ * one action (executors.ts); a lone one gets a worker of its own, unless a runner is listening.
+ * Called once the start stage is over, before anything else reads the jobs.
+ */
+export async function placeActions(pass: Pass): Promise<void> {
+  const started = pass.actionStarts;
+  pass.actionStarts = [];
+  if (started.length === 0) return;
+  const batch = await batchActions(pass, started.length);
+  for (const work of started) {
+    const runner = batch
+      ? await handOverTask(pass, work)
+      : { scheduledId: await scheduleWorker(pass, work) };
+    await markRunning(pass, work, runner);
+  }
+}
+
+/** Records a started job's runner on its row. */
+async function markRunning(
+  pass: Pass,
+  work: Doc<"work">,
+  runner: { scheduledId: Id<"_scheduled_functions">; executorId?: Id<"executors"> },
+): Promise<void> {
+  await pass.ctx.db.patch("work", work._id, {
+    state: { kind: "running", ...runner, startedAt: pass.now },
+    listAt: pass.now,
+    // The runner has the arguments now; only a retry would need them again.
+    ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),
+  });
 }
 
 async function scheduleWorker(pass: Pass, work: Doc<"work">) {

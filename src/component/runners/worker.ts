@@ -68,7 +68,9 @@ export const runAction = internalAction({
   },
 });
 
-async function scheduleReport(schedule: () => Promise<unknown>): Promise<void> {
+/** Hands a report to the scheduler, trying REPORT_ATTEMPTS times; throws when it never takes it
+ * (the runner then fails, and recovery settles the attempt). */
+export async function scheduleReport(schedule: () => Promise<unknown>): Promise<void> {
   for (let i = 0; ; i++) {
     try {
       await schedule();

@@ -1,0 +1,129 @@
+/**
+ * Action runners (runners/actionRunner.ts): ordinary action jobs started together run many to one
+ * runner action, each its own `ctx.runAction`, with outcomes reported in batches; a lone action
+ * still gets a worker of its own. Every job keeps its guarantees: one onComplete, its retry
+ * policy, its runner's death found per job, and a failed report never runs it again.
+ */
+import { anyApi } from "convex/server";
+import { describe, expect, it, vi } from "vitest";
+import { probe } from "./app/probe.js";
+import {
+  completions,
+  enqueue,
+  failReports,
+  inComponent,
+  info,
+  killRunnerAtNextReport,
+  runFor,
+  runUntil,
+  setup,
+  type T,
+} from "./helpers.js";
+
+/** The pool's scheduled actions, by name: runners and workers. */
+async function scheduledActions(t: T): Promise<{ runners: number; workers: number }> {
+  return await inComponent(t, async (ctx) => {
+    const runs = await ctx.db.system.query("_scheduled_functions").collect();
+    const named = (suffix: string) =>
+      runs.filter((run: { name: string }) => run.name.endsWith(suffix)).length;
+    return { runners: named("actionRunner:run"), workers: named("worker:runAction") };
+  });
+}
+
+const keys = (n: number) => Array.from({ length: n }, (_, i) => `a${i}`);
+/** Six actions of 500 ms (or as `extra` says), enqueued together. */
+const sixActions = (extra: Record<string, unknown> = {}) =>
+  keys(6).map((key) => ({ key, ms: 500, ...extra }));
+
+describe("action runners", () => {
+  it("run actions started together in one runner action, each reported to onComplete once", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", sixActions({ value: 1 }));
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000, 50);
+    expect(await scheduledActions(t)).toEqual({ runners: 1, workers: 0 });
+    const done = await completions(t);
+    expect(done.map((c) => c.workId).sort()).toEqual([...ids].sort());
+    expect(done.every((c) => c.result.kind === "success" && c.result.returnValue === 1)).toBe(true);
+    // Each job's own action ran once.
+    for (const key of keys(6)) expect(probe.attempts.get(key)).toBe(1);
+  });
+
+  it("give a lone action a worker of its own", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "alone" }]);
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    expect(await scheduledActions(t)).toEqual({ runners: 0, workers: 1 });
+  });
+
+  it("refill a runner's freed slots from the backlog: 30 jobs at 5 at once in few runners", async () => {
+    const t = setup();
+    const argsList = keys(30).map((key) => ({ key, ms: 300 }));
+    await enqueue(t, "action", argsList, { poolOptions: { maxParallelism: 5 } });
+    await runUntil(t, async () => (await completions(t)).length === 30, 60_000, 50);
+    const { runners, workers } = await scheduledActions(t);
+    // Refills go to the runner that freed the slots; a slot freed alone may get a worker.
+    expect(runners + workers).toBeLessThanOrEqual(10);
+    for (const key of keys(30)) expect(probe.attempts.get(key)).toBe(1);
+  });
+
+  it("a runner killed mid-batch: its jobs fail 'runner died' and follow their retry policy", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
+    const ids = await enqueue(t, "action", sixActions({ ms: 3_000 }), { options: retry });
+    await runUntil(t, () => probe.running === 6, 5_000, 50);
+    // The runner dies at its next call to the pool (its check-in), jobs in hand.
+    const killed = killRunnerAtNextReport();
+    await runUntil(t, async () => (await completions(t)).length === 6, 120_000, 500);
+    expect(killed.count).toBe(1);
+    for (const id of ids) {
+      expect(await info(t, id)).toMatchObject({
+        previousAttempts: 2,
+        result: { kind: "success" },
+      });
+    }
+  });
+
+  it("a runner killed mid-batch: a job with no retries left fails with 'runner died'", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    await enqueue(t, "action", sixActions({ ms: 3_000 }));
+    await runUntil(t, () => probe.running === 6, 5_000, 50);
+    killRunnerAtNextReport();
+    await runUntil(t, async () => (await completions(t)).length === 6, 120_000, 500);
+    for (const done of await completions(t)) {
+      expect(done.result.error).toMatch(/^workpool: runner died \(/);
+    }
+  });
+
+  it("a report whose direct call fails goes through the scheduler: every job reported once, none run again", async () => {
+    const t = setup();
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    const ids = await enqueue(t, "action", sixActions({ ms: 100, value: "real" }), {
+      options: { retry: true },
+    });
+    // The first outcome written fails (the direct report rolls back whole).
+    let left = 1;
+    const injected = failReports({ inserts: (row) => row.workId === ids[0] && left-- > 0 });
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000, 20);
+    await runFor(t, 2_000, 100);
+    expect(injected.count).toBe(1);
+    const done = await completions(t);
+    expect(done).toHaveLength(6);
+    expect(done.every((c) => c.result.returnValue === "real")).toBe(true);
+    for (const key of keys(6)) expect(probe.attempts.get(key)).toBe(1);
+  });
+
+  it("a canceled running action runs to its end and reports once", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", sixActions({ ms: 1_000 }));
+    await runUntil(t, () => probe.running === 6, 5_000, 50);
+    await t.mutation(anyApi.pool.cancel, { id: ids[0] });
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000, 50);
+    const done = await completions(t);
+    expect(done.filter((c) => c.workId === ids[0])).toHaveLength(1);
+    expect(probe.attempts.get(keys(6)[0])).toBe(1);
+  });
+});
