@@ -41,14 +41,16 @@ describe("action slots", () => {
     expect(a.maxRunning).toBe(3);
     expect(a.maxWaiting).toBeGreaterThan(0);
     expect(a.waitedMs).toBeGreaterThan(0);
-    // The jobs start together, so one action runner runs them: it holds a slot, and each job's
-    // action waits for one of the other two.
-    expect(r.maxConcurrency).toBe(2);
-    // Six rounds of two: at least 6 s.
-    expect(r.makespanMs).toBeGreaterThanOrEqual(6000);
-    expect(a.byFunction["ours:runners/actionRunner:run"].count).toBe(1);
-    expect(a.byFunction["ours:runners/worker:runAction"]).toBeUndefined();
-    expect(a.topLevel.count).toBe(1);
+    // Jobs started together run under an action runner, which holds a slot while each job's
+    // action waits for one of its own; a job started alone gets a worker, in whose slot its action
+    // runs. Never more than 3 at once either way.
+    expect(r.maxConcurrency).toBeLessThanOrEqual(3);
+    // Twelve seconds of work, at most three at a time: at least 4 s.
+    expect(r.makespanMs).toBeGreaterThanOrEqual(4000);
+    const runners = a.byFunction["ours:runners/actionRunner:run"]?.count ?? 0;
+    const workers = a.byFunction["ours:runners/worker:runAction"]?.count ?? 0;
+    expect(runners).toBeGreaterThanOrEqual(1);
+    expect(a.topLevel.count).toBe(runners + workers);
     expect(a.nested).toEqual({ count: 12, ms: 12_000 });
     expect(a.byFunction["app:jobs:work"]).toEqual({ count: 12, ms: 12_000 });
   }, 60_000);
@@ -58,7 +60,7 @@ describe("action slots", () => {
     const r = await runScenario("ours", actions);
     const a = r.actions!;
     expect(a.limit).toBeUndefined();
-    // The runner and its six actions.
+    // A runner and its six actions.
     expect(a.maxRunning).toBe(7);
     expect(a.maxWaiting).toBe(0);
     expect(r.maxConcurrency).toBe(6);

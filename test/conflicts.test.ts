@@ -310,3 +310,32 @@ describe("our pool: executors' reports", () => {
     for (const cause of causes) expect(cause).toMatch(/workpool:(runStatus|executors) →/);
   });
 });
+
+describe("our pool: action runners' reports", () => {
+  it("never conflict with enqueues; between each other only over waking the loop", async () => {
+    const t = setup();
+    await enqueue(t, "action", [{ key: "warm", ms: 10 }], { poolOptions });
+    await runFor(t, 1000);
+    startRecording();
+    let txs: Transaction[];
+    try {
+      // Three jobs per app mutation: each pass starts several, so they go to action runners.
+      for (let i = 0; i < JOBS; i++) {
+        const argsList = [0, 1, 2].map((j) => ({ key: `j${i}.${j}`, ms: 50 }));
+        await enqueue(t, "action", argsList, { poolOptions });
+        await runFor(t, 20);
+      }
+      await runFor(t, 2000);
+    } finally {
+      txs = stopRecording();
+    }
+    const isReport = (name: string) => /:runners\/actionRunner:complete\b/.test(name);
+    const pairs = potentialConflicts(txs, SEGMENT_MS);
+    expect(between(pairs, isEnqueue, isReport).overlapping).toBeGreaterThan(0);
+    expect(between(pairs, isEnqueue, isReport).conflicts).toBe(0);
+    const causes = pairs
+      .filter((p) => isReport(p.a) && isReport(p.b))
+      .flatMap((p) => p.causes.map((c) => c.cause));
+    for (const cause of causes) expect(cause).toMatch(/workpool:runStatus →/);
+  });
+});

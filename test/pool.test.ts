@@ -14,7 +14,7 @@ import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { segmentOf } from "../src/component/model/segments.js";
 import { START_BATCH } from "../src/component/mainLoop/start.js";
-import { ACTION_RUNNER_CONCURRENCY } from "../src/component/runners/actionRunner.js";
+import { ACTION_RUNNER_BATCH } from "../src/component/runners/actionRunner.js";
 import { WATCHDOG_CHECK_MS, WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
 import { setupDeployment } from "./deployment.js";
 import {
@@ -665,7 +665,7 @@ describe("watchdog", () => {
     // next pass throws while starting the next batch; no cancel, no later enqueue, and the
     // completions that follow find the loop "running", so none of them wakes it.
     // The woken pass hands its full batch to action runners; the next pass's runner fails.
-    const failed = failSchedules("actionRunner", 1, START_BATCH / ACTION_RUNNER_CONCURRENCY);
+    const failed = failSchedules("actionRunner", 1, START_BATCH / ACTION_RUNNER_BATCH);
     const argsList = keys(150).map((key) => ({ key, ms: 2_000 }));
     await enqueue(t, "action", argsList, { poolOptions: { maxParallelism: 1000 } });
     await runFor(t, 5_000, 100);

@@ -288,8 +288,7 @@ export default defineSchema({
   }).index("by_key", ["key"]),
 
   /**
-   * Batch runners: one row per executor action (runners/executor.ts) or action runner
-   * (runners/actionRunner.ts, `fnHandle` "workpool:actionRunner") the loop started. Written by the
+   * Executors: one row per executor action the loop started (runners/executor.ts). Written by the
    * loop (inserted when it starts one; `assigned` as it hands tasks over and their attempts end;
    * deleted once the action ended and nothing is assigned) and by the executor's own report
    * (`concurrency` on its first call, `ending` on its last). Read by the loop (per executor
@@ -308,10 +307,6 @@ export default defineSchema({
     concurrency: v.optional(v.number()),
     /** Set by its last report: it takes nothing more and ends. */
     ending: v.optional(v.literal(true)),
-    /** When the loop last counted one of its attempts as ended (its report freed slots, so its
-     * refill report comes within REFILL_AFTER_MS): an action runner is handed jobs only then, or
-     * while new (mainLoop/executors.ts `listening`). */
-    releasedAt: v.optional(v.number()),
   }).index("by_fnHandle", ["fnHandle"]),
 
   /**

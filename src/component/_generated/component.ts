@@ -320,7 +320,6 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
                 | { delayMs: number; fnArgs?: any; kind: "snoozed" };
               workId: string;
             }>;
-            outcomesOnly?: boolean;
           },
           {
             cancels: Array<string>;

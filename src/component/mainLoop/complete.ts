@@ -34,8 +34,10 @@ export const COMPLETION_BATCH = 50;
 export async function recordCompletion(
   ctx: MutationCtx,
   { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
+  claimed?: number,
 ): Promise<void> {
-  const segment = await claimSegment(ctx);
+  // A report of many outcomes claims its segment once (`claimed`): one read of runStatus.
+  const segment = claimed ?? (await claimSegment(ctx));
   // Workers cut messages already; a report from elsewhere (an older worker) is cut here.
   if (result.kind === "failed") result = { ...result, error: capErrorMessage(result.error) };
   if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {

@@ -1,19 +1,12 @@
 /**
- * Batch runners, the loop's side: handing an admitted task to an executor (an app action that
- * runs many tasks at once, runners/executor.ts) and an admitted action job to an action runner
- * (the component's own, runners/actionRunner.ts), starting one when none has room, counting what
- * each holds, and taking back jobs a runner never took. The loop admits these jobs exactly as any
- * other (start.ts); only how they reach their runner differs: a `handovers` row instead of a
- * scheduled worker. Only the loop calls this; it never runs user code and never waits for an executor.
+ * Tasks, the loop's side: handing an admitted task to an executor (an app action that runs many
+ * tasks at once, runners/executor.ts), starting executors when none has room, counting what each
+ * holds, and taking back tasks an executor never took. The loop admits a task exactly as any other
+ * job (start.ts); only how it reaches its runner differs: a `handovers` row instead of a scheduled
+ * worker. Only the loop calls this; it never runs user code and never waits for an executor.
  */
 import type { FunctionHandle } from "convex/server";
-import { internal } from "../_generated/api.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
-import {
-  ACTION_RUNNER,
-  ACTION_RUNNER_CONCURRENCY,
-  ACTION_RUNNER_HANDOVER_WINDOW_MS,
-} from "../runners/actionRunner.js";
 import { runNumber } from "../model/validators.js";
 import type { Pass } from "./pass.js";
 
@@ -78,37 +71,8 @@ async function executorById(pass: Pass, id: Id<"executors">): Promise<ExecutorEn
 /** Whether an executor takes another task now. */
 function hasRoom(pass: Pass, { row, gone }: ExecutorEntry): boolean {
   if (gone || row.ending || row.scheduledId === undefined) return false;
-  const runner = row.fnHandle === ACTION_RUNNER;
-  const window = runner ? ACTION_RUNNER_HANDOVER_WINDOW_MS : EXECUTOR_HANDOVER_WINDOW_MS;
-  if (pass.now - row.startedAt >= window) return false;
-  const concurrency = runner ? ACTION_RUNNER_CONCURRENCY : DEFAULT_EXECUTOR_CONCURRENCY;
-  if (row.assigned >= (row.concurrency ?? concurrency)) return false;
-  return !runner || listening(pass, row);
-}
-
-/** How long after it started, or after the loop released one of its slots, an action runner is
- * sure to call again within a refill (its first report, or the refill after a report that carried
- * outcomes, comes REFILL_AFTER_MS after that report): a job handed to it then starts within about
- * half a second. A busy runner that freed nothing lately may not call for CHECK_IN_INTERVAL_MS, so
- * a due action goes to a new runner instead (an app's action should not wait seconds to start). */
-export const RUNNER_LISTENING_MS = 150;
-
-/** Whether an action runner will take a hand-over soon (see RUNNER_LISTENING_MS). */
-function listening(pass: Pass, row: Doc<"executors">): boolean {
-  const since = Math.max(row.startedAt, row.releasedAt ?? 0);
-  return pass.now - since <= RUNNER_LISTENING_MS;
-}
-
-/**
- * Whether the `count` action jobs a pass started go to an action runner: when there are several,
- * or when a runner with room is listening (it freed slots just now: the steady state of a busy
- * pool). A lone action gets a worker of its own, as it always did: it starts at once, has the
- * whole of Convex's 10 minutes, and costs no more than a runner would.
- */
-export async function batchActions(pass: Pass, count: number): Promise<boolean> {
-  if (count > 1) return true;
-  const entries = await executorsOf(pass, ACTION_RUNNER);
-  return entries.some((entry) => hasRoom(pass, entry));
+  if (pass.now - row.startedAt >= EXECUTOR_HANDOVER_WINDOW_MS) return false;
+  return row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY);
 }
 
 /**
@@ -120,12 +84,10 @@ export async function handOverTask(
   pass: Pass,
   work: Doc<"work">,
 ): Promise<{ scheduledId: Id<"_scheduled_functions">; executorId: Id<"executors"> }> {
-  // An action job goes to an action runner, which runs its function by handle (its "task").
-  const fnHandle = work.task !== undefined ? work.fnHandle : ACTION_RUNNER;
-  const entries = await executorsOf(pass, fnHandle);
+  const entries = await executorsOf(pass, work.fnHandle);
   const entry =
     entries.find((candidate) => hasRoom(pass, candidate)) ??
-    (await startExecutor(pass, fnHandle, entries));
+    (await startExecutor(pass, work.fnHandle, entries));
   entry.row.assigned++;
   entry.dirty = true;
   await pass.ctx.db.insert("handovers", {
@@ -137,7 +99,7 @@ export async function handOverTask(
     workId: work._id,
     attempt: runNumber(work),
     previousAttempts: work.attempts,
-    task: work.task ?? work.fnHandle,
+    task: work.task,
     fnArgs: work.fnArgs,
     payloadId: work.payloadId,
   });
@@ -152,10 +114,9 @@ async function startExecutor(
 ): Promise<ExecutorEntry> {
   const { ctx } = pass;
   const id = await ctx.db.insert("executors", { fnHandle, startedAt: pass.now, assigned: 0 });
-  const scheduledId =
-    fnHandle === ACTION_RUNNER
-      ? await ctx.scheduler.runAfter(0, internal.runners.actionRunner.run, { executorId: id })
-      : await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, { executorId: id });
+  const scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
+    executorId: id,
+  });
   await ctx.db.patch("executors", id, { scheduledId });
   const row: Doc<"executors"> = {
     _id: id,
@@ -177,14 +138,11 @@ export async function releaseTask(pass: Pass, executorId: Id<"executors">): Prom
   const entry = await executorById(pass, executorId);
   if (entry === undefined) return;
   entry.row.assigned = Math.max(0, entry.row.assigned - 1);
-  entry.row.releasedAt = pass.now;
   entry.dirty = true;
 }
 
 /** Asks the executor running a task to cancel it (its signal aborts at its next report). */
 export async function handOverCancel(pass: Pass, work: Doc<"work">): Promise<void> {
-  // An action runner cannot stop an app's action: only a task has a signal to abort.
-  if (work.task === undefined) return;
   if (work.state.kind !== "running" || work.state.executorId === undefined) return;
   await pass.ctx.db.insert("handovers", {
     executorId: work.state.executorId,
@@ -226,10 +184,7 @@ export async function flushExecutors(pass: Pass): Promise<void> {
       await pass.ctx.db.delete("executors", row._id);
       entry.gone = true;
     } else {
-      await pass.ctx.db.patch("executors", row._id, {
-        assigned: row.assigned,
-        releasedAt: row.releasedAt,
-      });
+      await pass.ctx.db.patch("executors", row._id, { assigned: row.assigned });
     }
   }
 }

@@ -69,8 +69,7 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
     .first();
   // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
   if (reported !== null) return { kind: "alive" };
-  // A job handed to a batch runner (an executor, or an action runner).
-  if (work.state.executorId !== undefined) {
+  if (work.task !== undefined) {
     const handover = await untakenHandover(pass, work._id);
     if (handover !== null) return { kind: "untaken", handover };
     if (job === null || job.state.kind !== "success") {

@@ -21,7 +21,8 @@ import {
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
-import { batchActions, handOverTask } from "./executors.js";
+import { handOverTask } from "./executors.js";
+import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
   advanceCursor,
   countDueStarts,
@@ -291,20 +292,32 @@ async function startJob(
 }
 
 /**
- * Gives the action jobs this pass started their runners: several go to an action runner, many to
- * one action (executors.ts); a lone one gets a worker of its own, unless a runner is listening.
- * Called once the start stage is over, before anything else reads the jobs.
+ * Gives the action jobs this pass started their runners: several go to action runners, up to
+ * ACTION_RUNNER_BATCH to one (runners/actionRunner.ts, their hand-over is its arguments); a lone
+ * one gets a worker of its own (it costs no more, and keeps Convex's whole 10 minutes). Called once
+ * the start stage is over, before anything else reads the jobs.
  */
 export async function placeActions(pass: Pass): Promise<void> {
   const started = pass.actionStarts;
   pass.actionStarts = [];
-  if (started.length === 0) return;
-  const batch = await batchActions(pass, started.length);
-  for (const work of started) {
-    const runner = batch
-      ? await handOverTask(pass, work)
-      : { scheduledId: await scheduleWorker(pass, work) };
-    await markRunning(pass, work, runner);
+  if (started.length === 1) {
+    const [work] = started;
+    await markRunning(pass, work, { scheduledId: await scheduleWorker(pass, work) });
+    return;
+  }
+  for (let i = 0; i < started.length; i += ACTION_RUNNER_BATCH) {
+    const batch = started.slice(i, i + ACTION_RUNNER_BATCH);
+    const jobs = batch.map((work) => ({
+      workId: work._id,
+      attempt: runNumber(work),
+      fnHandle: work.fnHandle,
+      fnArgs: work.fnArgs,
+      payloadId: work.payloadId,
+    }));
+    const scheduledId = await pass.ctx.scheduler.runAfter(0, internal.runners.actionRunner.run, {
+      jobs,
+    });
+    for (const work of batch) await markRunning(pass, work, { scheduledId });
   }
 }
 

@@ -1,66 +1,100 @@
 /**
  * The action runner: the component's own batch runner for action jobs. Where a worker
  * (runners/worker.ts) is one scheduled action per attempt plus one report mutation, an action
- * runner takes many due action jobs from the loop (as an executor takes tasks: `handovers` rows,
- * read by `runners/executor:report`), runs each as its own `ctx.runAction` of the app's function,
- * and reports their outcomes in batches. The run is the batch run's (runners/batchRun.ts); this
- * module says only what an action job is to it. Never reads or writes a table itself, never
- * decides a retry, never admits a job (the loop does, mainLoop/executors.ts).
+ * runner is scheduled by the loop with the batch of action jobs one pass started, runs each as its
+ * own `ctx.runAction` of the app's function, and reports their outcomes in batches (`report`,
+ * below). The run is the batch run's (runners/batchRun.ts), as an executor's is; its hand-over is
+ * its own arguments, a closed batch: a runner never takes more (the next pass starts another at the
+ * cost of one report), so no job waits for a busy runner and no hand-over row is written. Writes
+ * only `pendingCompletion` (through `report`); never decides a retry, never admits a job.
  */
 import type { FunctionHandle } from "convex/server";
 import { v } from "convex/values";
-import { api } from "../_generated/api.js";
-import { internalAction } from "../_generated/server.js";
+import { internal } from "../_generated/api.js";
+import { internalAction, internalMutation } from "../_generated/server.js";
+import { claimSegment } from "../api/kick.js";
+import { recordCompletion } from "../mainLoop/complete.js";
+import { vAttemptResult } from "../model/validators.js";
 import { BatchRun } from "./batchRun.js";
 import { scheduleReport } from "./worker.js";
 
-/** The `fnHandle` the `executors` rows of action runners carry (no function has it: the loop
- * schedules `run` below for them, and their jobs name their own functions). */
-export const ACTION_RUNNER = "workpool:actionRunner";
-/** Action jobs one runner runs at once: each is its own action (Convex runs it in a slot of its
- * own), so this bounds only the runner's memory of args and results; the pool's maxParallelism
- * bounds the rest. */
-export const ACTION_RUNNER_CONCURRENCY = 50;
-/** How long one action job may run in a runner. A runner lasts 9 minutes (Convex ends an action
- * at 10) and is handed jobs only in its first ACTION_RUNNER_HANDOVER_WINDOW_MS, so every job it
- * takes has this long. */
+/** Action jobs one runner takes: a pass starts at most START_BATCH (100), so two runners at most;
+ * 50 keeps a runner's arguments (inline args are at most 8 KB each) far below Convex's limit. */
+export const ACTION_RUNNER_BATCH = 50;
+/** How long one action job may run in a runner: a runner lasts 9 minutes (Convex ends an action
+ * at 10) and starts all its jobs at once, so each has this long and a minute to spare. */
 export const ACTION_TIME_LIMIT_MS = 8 * 60_000;
-/** A runner is handed jobs for this long after it started; later ones go to a new runner. Short,
- * so that every job it takes still has ACTION_TIME_LIMIT_MS of the runner's 9 minutes. */
-export const ACTION_RUNNER_HANDOVER_WINDOW_MS = 30_000;
+
+/** One job of a runner's batch, as the loop hands it over. */
+export const vRunnerJob = v.object({
+  workId: v.id("work"),
+  /** The run's number, echoed in its report. */
+  attempt: v.number(),
+  fnHandle: v.string(),
+  /** The arguments when small; otherwise read from `payloadId`. */
+  fnArgs: v.optional(v.any()),
+  payloadId: v.optional(v.id("payloads")),
+});
 
 export const run = internalAction({
-  args: { executorId: v.string() },
+  args: { jobs: v.array(vRunnerJob) },
   returns: v.null(),
-  handler: async (ctx, { executorId }) => {
+  handler: async (ctx, { jobs }) => {
+    const byId = new Map(jobs.map((job) => [job.workId as string, job]));
     await new BatchRun({
-      concurrency: ACTION_RUNNER_CONCURRENCY,
+      concurrency: jobs.length,
       noun: "action",
-      report: async (request) => {
+      batch: jobs.map((job) => ({
+        workId: job.workId,
+        attempt: job.attempt,
+        previousAttempts: 0,
+        task: job.fnHandle,
+        fnArgs: job.fnArgs,
+      })),
+      report: async ({ outcomes }) => {
+        const report = { outcomes };
         try {
-          return await ctx.runMutation(api.runners.executor.report, { executorId, ...request });
-        } catch (error) {
-          // As a worker does: the outcomes of actions that ran go to the scheduler, which runs a
-          // mutation exactly once, so a failed report never makes them run again. (Had the report
-          // committed after all, the second one is stale and ignored.) Nothing new is taken.
-          if (request.outcomes.length === 0) throw error;
+          await ctx.runMutation(internal.runners.actionRunner.complete, report);
+        } catch {
+          // As a worker does: the scheduler runs a mutation exactly once, so a failed direct
+          // report never makes an action run again. (Had it committed after all, the second one
+          // is stale and ignored.)
           await scheduleReport(() =>
-            ctx.scheduler.runAfter(0, api.runners.executor.report, {
-              executorId,
-              outcomes: request.outcomes,
-              outcomesOnly: true,
-            }),
+            ctx.scheduler.runAfter(0, internal.runners.actionRunner.complete, report),
           );
-          return { tasks: [], cancels: [], more: false, stop: false };
         }
+        return { tasks: [], cancels: [], more: false, stop: false };
       },
       timeoutOf: () => ACTION_TIME_LIMIT_MS,
       refuse: () => undefined,
       // The app's action cannot be stopped from here: a canceled one runs to its end, and the
       // loop records what it returned (as for a worker's).
-      execute: async (handed) =>
-        await ctx.runAction(handed.task as FunctionHandle<"action">, handed.fnArgs ?? {}),
+      execute: async (handed) => {
+        const job = byId.get(handed.workId)!;
+        const args = job.payloadId
+          ? await ctx.runQuery(internal.runners.worker.loadArgs, { payloadId: job.payloadId })
+          : job.fnArgs;
+        return await ctx.runAction(job.fnHandle as FunctionHandle<"action">, args ?? {});
+      },
     }).run();
+    return null;
+  },
+});
+
+/** A runner's report: the outcomes of the actions it ran, recorded as a worker's are. */
+export const complete = internalMutation({
+  args: {
+    outcomes: v.array(
+      v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
+    ),
+  },
+  returns: v.null(),
+  handler: async (ctx, { outcomes }) => {
+    const segment = await claimSegment(ctx);
+    for (const { workId, attempt, result } of outcomes) {
+      const id = ctx.db.normalizeId("work", workId);
+      if (id !== null) await recordCompletion(ctx, { workId: id, attempt, result }, segment);
+    }
     return null;
   },
 });

@@ -1,8 +1,9 @@
 /**
  * A batch run: the one way an action runs many of the pool's jobs at once. Both kinds of batch
- * runner use it: the app's executors (src/client/executor.ts, tasks run inline) and the
- * component's action runner (runners/actionRunner.ts, each job its own `ctx.runAction`). Owns the
- * run's life: it takes what the loop handed it (through `runners/executor:report`), runs up to
+ * runner use it: the app's executors (src/client/executor.ts, tasks run inline, handed over
+ * through `runners/executor:report` as slots free) and the component's action runner
+ * (runners/actionRunner.ts, each job its own `ctx.runAction`, a closed batch handed over with the
+ * action). Owns the run's life: it takes what the loop handed it, runs up to
  * `concurrency` jobs at once under their time limits and abort signals, reports outcomes in
  * batches (each report brings the next hand-overs and cancels), checks in while busy, and ends when
  * nothing is left. Never admits a job (the loop does), never writes the component's tables except
@@ -62,6 +63,9 @@ export type ReportAnswer = { tasks: Handed[]; cancels: string[]; more: boolean; 
 export type BatchRunner = {
   /** Jobs run at once. */
   concurrency: number;
+  /** A closed batch: these jobs, handed over with the action itself. The run takes nothing more
+   * (no first report, no refills, no check-ins) and ends once their outcomes are reported. */
+  batch?: Handed[];
   /** What a job is called in messages: "task" or "action". */
   noun: string;
   /** Calls the component's `report`. */
@@ -213,8 +217,19 @@ export class BatchRun {
   }
 
   async run(): Promise<void> {
-    const { concurrency, noun } = this.runner;
-    let { more, stop } = await this.report();
+    const { concurrency, noun, batch } = this.runner;
+    // A closed batch calls the pool only to report.
+    const takes = batch === undefined;
+    let more = false;
+    let stop = false;
+    if (batch !== undefined) {
+      this.waiting.push(...batch);
+      this.firstReport = false;
+      // Outcomes that come within a report interval of the start go together.
+      this.lastCall = this.startedAt;
+    } else {
+      ({ more, stop } = await this.report());
+    }
     while (!stop) {
       if (this.failure !== undefined) throw this.failure;
       // Start what was handed over, while there is room and time.
@@ -253,6 +268,8 @@ export class BatchRun {
       const now = Date.now();
       const refillDue = this.refillAt !== undefined && now >= this.refillAt;
       if (this.running.size === 0 && this.waiting.length === 0 && this.outcomes.length === 0) {
+        // A closed batch is done: every outcome was reported.
+        if (!takes) return;
         // Nothing left: once the refill of its last freed slots is due, the last report says so,
         // and ends the run unless it brings more.
         if (this.refillAt === undefined || refillDue) {
@@ -269,17 +286,19 @@ export class BatchRun {
         more ||
         (this.outcomes.length > 0 &&
           (sinceCall >= REPORT_INTERVAL_MS || this.running.size === 0)) ||
-        (refillDue && hasRoom) ||
-        sinceCall >= CHECK_IN_INTERVAL_MS;
+        (takes && refillDue && hasRoom) ||
+        (takes && sinceCall >= CHECK_IN_INTERVAL_MS);
       if (due) {
         ({ more, stop } = await this.report());
         continue;
       }
-      const untilRefill = this.refillAt !== undefined && hasRoom ? this.refillAt - now : Infinity;
+      const untilRefill =
+        takes && this.refillAt !== undefined && hasRoom ? this.refillAt - now : Infinity;
+      const untilCheckIn = takes ? CHECK_IN_INTERVAL_MS - sinceCall : Infinity;
       const wait =
         this.outcomes.length > 0
-          ? Math.min(REPORT_INTERVAL_MS - sinceCall, CHECK_IN_INTERVAL_MS - sinceCall)
-          : Math.min(untilRefill, CHECK_IN_INTERVAL_MS - sinceCall);
+          ? Math.min(REPORT_INTERVAL_MS - sinceCall, untilCheckIn)
+          : Math.min(untilRefill, untilCheckIn);
       await this.pause(Math.min(wait, this.timeLeft()));
     }
   }

@@ -61,13 +61,9 @@ export const report = mutation({
       v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
     ),
     ending: v.optional(v.boolean()),
-    /** Sent through the scheduler by a runner whose direct report failed: the outcomes are
-     * recorded (a scheduled mutation runs exactly once), nothing is taken, since no one would
-     * receive it. */
-    outcomesOnly: v.optional(v.boolean()),
   },
   returns: vReportAnswer,
-  handler: async (ctx, { executorId, concurrency, outcomes, ending, outcomesOnly }) => {
+  handler: async (ctx, { executorId, concurrency, outcomes, ending }) => {
     if (outcomes.length > MAX_REPORT_OUTCOMES) {
       invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
     }
@@ -78,7 +74,6 @@ export const report = mutation({
       if (workId === null) continue; // not a job of this pool: nothing to record
       await recordCompletion(ctx, { workId, attempt: outcome.attempt, result: outcome.result });
     }
-    if (outcomesOnly) return { ...NONE, stop: false };
     if (row === null) return NONE;
     if (concurrency !== undefined && row.concurrency !== concurrency) {
       await ctx.db.patch("executors", row._id, { concurrency });
