@@ -153,7 +153,7 @@ describe("faults of the pool's own", () => {
     });
     await deployment.run(3_000);
     expect(deployment.fired).toHaveLength(1);
-    expect(deployment.fired[0].workId).toBe(id);
+    expect(deployment.fired[0].workIds).toEqual([id]);
     const worker = await inComponent(t, async (ctx) => {
       const work = await ctx.db.get(id);
       return await ctx.db.system.get(work.state.scheduledId);

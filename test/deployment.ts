@@ -38,6 +38,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { getConvexSize, jsonToConvex } from "convex/values";
 import { isConvexGlobal, isExecutionContext } from "../bench/instrument.js";
 import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
+import { run as runnerAction } from "../src/component/runners/actionRunner.js";
 import { runAction } from "../src/component/runners/worker.js";
 import type { RegisterOptions } from "../src/test.js";
 import { interceptAsyncSyscalls, setup, type T } from "./helpers.js";
@@ -61,7 +62,7 @@ export const SCHEDULED_FUNCTIONS_LIMIT = 1000;
 /** The pool's functions a fault may name, by the paths the scheduler stores (old paths too). */
 export const POOL_FUNCTIONS = {
   main: /^(mainLoop\/main|loop):main$/,
-  complete: /^(mainLoop\/complete|complete):complete$/,
+  complete: /^(mainLoop\/complete|complete|runners\/actionRunner):complete$/,
   deliver: /^(runners\/deliver|deliver):deliver$/,
   worker: /^(runners\/worker|worker):runMutationOrQuery$/,
   check: /^(mainLoop\/watchdog|watchdog):check$/,
@@ -90,7 +91,14 @@ export type Fault =
     };
 
 /** A fault that fired: when, in which function, on which job (when the function names one). */
-export type FiredFault = { fault: Fault; at: number; fn: string; workId?: string; error: string };
+export type FiredFault = {
+  fault: Fault;
+  at: number;
+  fn: string;
+  /** The jobs it hit: a worker's one, or an action runner's batch. */
+  workIds: string[];
+  error: string;
+};
 
 export type DeploymentOptions = {
   /** Every random draw of the backend comes from this. */
@@ -213,11 +221,14 @@ let installed = false;
 function installHooks() {
   if (installed) return;
   installed = true;
-  // The worker action, wherever the scheduler finds it (the old path re-exports the same object).
-  const worker = runAction as unknown as { _handler: Handler };
-  const handler = worker._handler;
-  worker._handler = (ctx, args) =>
-    active === undefined ? handler(ctx, args) : active.workerAction(handler, ctx, args);
+  // The worker action, wherever the scheduler finds it (the old path re-exports the same object),
+  // and the action runner: both run jobs' actions, and either may die at any await.
+  for (const action of [runAction, runnerAction]) {
+    const worker = action as unknown as { _handler: Handler };
+    const handler = worker._handler;
+    worker._handler = (ctx, args) =>
+      active === undefined ? handler(ctx, args) : active.workerAction(handler, ctx, args);
+  }
   const proto = AsyncLocalStorage.prototype as any;
   const run = proto.run;
   proto.run = function (this: AsyncLocalStorage<any>, store: any, ...rest: unknown[]) {
@@ -509,7 +520,7 @@ export class Deployment {
       fault,
       at: Date.now(),
       fn: tx.fn,
-      workId: this.workIdOf(tx.scheduledId),
+      workIds: this.workIdsOf(tx.scheduledId),
       error: error.message,
     });
     return error;
@@ -536,12 +547,17 @@ export class Deployment {
     if (isMain) this.stalled ??= { since: Date.now(), error };
   }
 
-  /** A scheduled function's job, from its arguments (a worker's, or a report's). */
-  private workIdOf(scheduledId: string | null): string | undefined {
-    if (scheduledId === null) return undefined;
+  /** A scheduled function's jobs, from its arguments (a worker's, a runner's, or a report's). */
+  private workIdsOf(scheduledId: string | null): string[] {
+    if (scheduledId === null) return [];
     const row = this.db().get("_scheduled_functions", scheduledId);
     const args = row?.args?.[0];
-    return args?.workId ?? args?.report?.workId;
+    if (Array.isArray(args?.jobs)) return args.jobs.map((job: { workId: string }) => job.workId);
+    if (Array.isArray(args?.outcomes)) {
+      return args.outcomes.map((outcome: { workId: string }) => outcome.workId);
+    }
+    const one = args?.workId ?? args?.report?.workId;
+    return one === undefined ? [] : [one];
   }
 
   /** Notes a scheduled function's failure as convex-test logs it (its message, for the record). */
@@ -636,14 +652,10 @@ export class Deployment {
           return await fn(...a);
         this.armed = undefined;
         const when = fault.after ? "after" : "before";
-        const error = `injected (deployment.ts): the worker action died at its call ${calls} (${name}, ${when} it took effect)`;
-        this.fired.push({
-          fault,
-          at: Date.now(),
-          fn: "runners/worker:runAction",
-          workId: this.workIdOf(id),
-          error,
-        });
+        const row = this.db().get("_scheduled_functions", id);
+        const action = String(row?.name ?? "runners/worker:runAction");
+        const error = `injected (deployment.ts): the action ${action} died at its call ${calls} (${name}, ${when} it took effect)`;
+        this.fired.push({ fault, at: Date.now(), fn: action, workIds: this.workIdsOf(id), error });
         if (fault.after) await fn(...a).catch(() => undefined);
         if (fault.mode === "throw") throw new Error(`Transient error in ${name}: ${error}`);
         this.notices.push({ id, at: Date.now() + fault.noticedAfterMs });

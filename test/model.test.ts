@@ -580,8 +580,7 @@ async function runOn(
   /** Jobs a fault of the pool's own hit may end either way (their attempt's fate is unknown). */
   const markFaulted = () => {
     for (const f of deployment?.fired ?? []) {
-      const job = f.workId && jobs.find((j) => j.id === f.workId);
-      if (job) job.killed = true;
+      for (const job of jobs) if (f.workIds.includes(job.id)) job.killed = true;
     }
   };
   /** Moves the clock `ms` in steps of `stepMs`, letting the backend act and checking after each. */
