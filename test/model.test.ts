@@ -83,9 +83,9 @@ import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudge
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
 const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
 const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
-/** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 100 in test:slow; none in a
+/** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 300 in test:slow; none in a
  * plain run with FUZZ_RUNS set. */
-const CHAOS_RUNS = CHAOS_ONLY ? RUNS : process.env.FUZZ_RUNS !== undefined ? 0 : scaled(3, 100);
+const CHAOS_RUNS = CHAOS_ONLY ? RUNS : process.env.FUZZ_RUNS !== undefined ? 0 : scaled(3, 300);
 /** The run's seed: FUZZ_SEED's, or a fresh one, printed before the run starts so that a run that
  * never ends (a crash, a hang) can be replayed too, not only one that fails. */
 const SEED =
