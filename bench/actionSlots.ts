@@ -9,10 +9,10 @@
  * function called it) waits for one of `limit` slots before its body runs, and frees it when it
  * settles; waiting actions start in the order they arrived. Apps' and pools' actions alike: workers,
  * action runners, executor actions and the peer's batch workers. An action another action calls
- * (`ctx.runAction`, depth 2 and more: the job's own action under a worker) runs inside its
- * caller's slot, never waiting: counting it too would let callers that hold every slot wait
- * forever on their callees; except under an action runner, whose jobs' actions (up to 50 to one
- * runner) each wait for a slot of their own.
+ * (`ctx.runAction`, depth 2 and more: the job's own action under a worker, an action runner or the
+ * peer's batch worker) runs inside its caller's slot, never waiting: counting it too would let
+ * callers that hold every slot wait forever on their callees. The same rule for both pools: under
+ * it, a runner's (or a batch worker's) jobs share its slot, which flatters both alike.
  * Queries and mutations are never held back.
  *
  * Measured per run (`startActionSlots`), on the virtual clock: every action's time from its start
@@ -131,18 +131,11 @@ export function installActionSlots(): void {
       return origRun.call(this, store, ...rest);
     const key = `${store.componentPath || "app"}:${store.udfPath}`;
     const run = () => origRun.call(this, store, ...rest);
-    const topLevel = store.depth === 1;
-    // A job's action under an action runner (many to one runner) takes a slot of its own: one
-    // runner's fifty actions in one slot would be a deployment no one has. Under a worker (one
-    // each) it runs in the worker's slot, as above.
-    const parent = (this as AsyncLocalStorage<unknown>).getStore();
-    const underRunner =
-      !topLevel && isExecutionContext(parent) && parent.udfPath.endsWith("actionRunner:run");
-    if (!topLevel && !underRunner) return slots.timed(key, false, run);
+    if (store.depth !== 1) return slots.timed(key, false, run);
     return (async () => {
       await slots.acquire();
       try {
-        return await slots.timed(key, topLevel, run);
+        return await slots.timed(key, true, run);
       } finally {
         slots.release();
       }
