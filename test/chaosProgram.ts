@@ -66,6 +66,9 @@ export type Bulk = {
   failWithBytes: number | undefined;
   /** The pool's maxParallelism from this enqueue on (above the start batch: the loop runs hot). */
   maxParallelism: number | undefined;
+  /** A fault of the loop's armed right after the enqueue: a loop that only enqueue wake-ups took
+   * out of idle, and then died, with no later enqueue to wake it (review finding 2). */
+  faultAfter: Fault | undefined;
 };
 
 /** Mostly a few dozen jobs; now and then hundreds; one bulk in seven more than 1,000 (the
@@ -84,6 +87,16 @@ export const bulk: fc.Arbitrary<Bulk> = fc.record({
   withOnComplete: fc.boolean(),
   failWithBytes: fc.constantFrom(undefined, undefined, 100, 300_000, 1_000_000),
   maxParallelism: fc.constantFrom(undefined, undefined, 50, 200),
+  faultAfter: fc.option(
+    fc.oneof(
+      fc.record({
+        kind: fc.constant("passThrows" as const),
+        stage: fc.integer({ min: 1, max: 40 }),
+      }),
+      fc.record({ kind: fc.constant("commitFails" as const), fn: fc.constant("main" as const) }),
+    ),
+    { nil: undefined },
+  ),
 });
 
 const poolFunction = fc.constantFrom<PoolFunction>(

@@ -577,6 +577,15 @@ async function runOn(
         `and none has committed since, while the pool has work (limit ${STALL_LIMIT_MS} ms)`,
     );
   };
+  /** Arms one fault of the pool's own: one at a time, none within the stall limit of the last
+   * one firing. */
+  const armFault = (fault: Fault) => {
+    if (!deployment) return;
+    const last = deployment.fired[deployment.fired.length - 1];
+    if (last !== undefined && Date.now() - last.at < STALL_LIMIT_MS) return;
+    deployment.arm(fault);
+    totals.faultsArmed++;
+  };
   /** Jobs a fault of the pool's own hit may end either way (their attempt's fate is unknown). */
   const markFaulted = () => {
     for (const f of deployment?.fired ?? []) {
@@ -918,6 +927,7 @@ async function runOn(
         totals.jobs += ids.length;
         totals.bulkJobs += ids.length;
         if (step.failWithBytes !== undefined) totals.failingJobs += ids.length;
+        if (step.faultAfter) armFault(step.faultAfter);
         break;
       }
       case "retryTwice": {
@@ -952,15 +962,9 @@ async function runOn(
         if (retry.dedupe) dedupeLatest.set(retry.dedupe.key, retry);
         break;
       }
-      case "fault": {
-        // One fault at a time: none is armed within the stall limit of the last one firing.
-        if (!deployment) break;
-        const last = deployment.fired[deployment.fired.length - 1];
-        if (last !== undefined && Date.now() - last.at < STALL_LIMIT_MS) break;
-        deployment.arm(step.fault);
-        totals.faultsArmed++;
+      case "fault":
+        armFault(step.fault);
         break;
-      }
     }
     await checkStep(before, pausedThrough);
   }
