@@ -3,9 +3,11 @@
  * before any "normal" one and "normal" before "low"; within a level, earlier due time first; a retry
  * keeps its priority; a key's order is priority, then due time.
  */
+import { anyApi } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
 import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
 import { probe } from "./app/probe.js";
+import { REFILE_BATCH } from "../src/component/mainLoop/refile.js";
 import { setupDeployment } from "./deployment.js";
 import { callPool, completions, enqueue, info, runFor, runUntil, setup } from "./helpers.js";
 
@@ -140,6 +142,40 @@ describe("priority", () => {
     expect(deployment.fired).toHaveLength(1);
     expect((await completions(t)).length).toBe(2);
     expect(startOrder()).toEqual(["h", "n"]);
+  });
+
+  it("overdue jobs filed early, refiled over several passes by a late loop, start in due order", async () => {
+    // Scheduled functions start late (up to 3 s, drawn): the refiling passes fall in different
+    // segments. Order is read from each job's start time, which the loop records.
+    const { t, deployment } = await setupDeployment({ seed: 6 });
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const poolOptions = { maxParallelism: 1 };
+    // More early rows than one pass refiles, all due in seconds, then one due before them but
+    // enqueued (and so filed early) last; the loop's first pass fails, so a late pass finds all
+    // of them overdue.
+    const many = REFILE_BATCH + 20;
+    deployment.arm({ kind: "commitFails", fn: "main" });
+    const ids: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
+      kind: "mutation",
+      n: many,
+      prefix: "m",
+      firstDelayMs: 2_000,
+      spacingMs: 10,
+      poolOptions,
+    });
+    const [first] = await enqueue(t, "mutation", [{ key: "first" }], {
+      poolOptions,
+      options: { runAfter: 1_500 },
+    });
+    await deployment.run(WATCHDOG_INTERVAL_MS + 10_000, 500);
+    expect(deployment.fired).toHaveLength(1);
+    // Started once before the other is (undefined: not started yet).
+    const startedAt = async (id: string) => (await info(t, id))?.startedAt ?? Infinity;
+    for (let i = 0; i < 100; i++) {
+      if ((await startedAt(first)) !== Infinity && (await startedAt(ids[0])) !== Infinity) break;
+      await deployment.run(5_000, 500);
+    }
+    expect(await startedAt(first)).toBeLessThan(await startedAt(ids[0]));
   });
 
   for (const how of ["resume({ key })", "setKeyParallelism"] as const) {

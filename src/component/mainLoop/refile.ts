@@ -10,7 +10,7 @@
  */
 import type { Doc } from "../_generated/dataModel.js";
 import { dueSegment } from "../model/segments.js";
-import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { advanceCursor, startCursorOf, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 
 /** Rows one pass moves: two writes each; 200 keeps a pass's writes well inside its budget, and a
  * mutation that enqueued 1,500 far-off jobs is filed in place within a few passes. */
@@ -36,17 +36,19 @@ export async function refileEarlyStarts(pass: Pass): Promise<boolean> {
   return full;
 }
 
-/** Replaces an early row by a row of the loop's own in its due segment, or in this pass's segment
- * if that is already past: the start stage that follows in this pass then weighs it with the other
- * due jobs by priority (a loop restarted late must not start a due normal job before an overdue
- * high one). Callers never write this segment, so the write conflicts with none. The wake-up it
- * recorded has done its work: this pass is reading its segment. */
+/** Replaces an early row by a row of the loop's own in its due segment, even one already past, as
+ * long as the start stage still reads it (from its level's cursor, less the margin); older ones
+ * all go to that lowest segment read, where the index orders them by due time. So the overdue rows
+ * of a loop restarted late, refiled over several passes, start by priority and then in due order
+ * (not by the pass that happened to refile them), and with the other due jobs. Callers never
+ * write a segment the loop has reached, so the write conflicts with none. The wake-up it recorded
+ * has done its work: this pass is reading its segment. */
 async function refile(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
   await pass.ctx.db.delete("pendingStart", row._id);
   await pass.ctx.db.insert("pendingStart", {
     workId: row.workId,
     runAt: row.runAt,
-    segment: Math.max(pass.segment, dueSegment(row.runAt)),
+    segment: Math.max(dueSegment(row.runAt), tableFrom(pass, startCursorOf(row.priority))),
     key: row.key,
     holdsSlot: row.holdsSlot,
     priority: row.priority,
