@@ -85,6 +85,8 @@ const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
 const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
 /** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 300 in test:slow; none in a
  * plain run with FUZZ_RUNS set. */
+/** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
+const FAULT_AFTER_BULK_MS = 300;
 const CHAOS_RUNS = CHAOS_ONLY ? RUNS : process.env.FUZZ_RUNS !== undefined ? 0 : scaled(3, 300);
 /** The run's seed: FUZZ_SEED's, or a fresh one, printed before the run starts so that a run that
  * never ends (a crash, a hang) can be replayed too, not only one that fails. */
@@ -927,7 +929,12 @@ async function runOn(
         totals.jobs += ids.length;
         totals.bulkJobs += ids.length;
         if (step.failWithBytes !== undefined) totals.failingJobs += ids.length;
-        if (step.faultAfter) armFault(step.faultAfter);
+        if (step.faultAfter) {
+          // After the pass the enqueue woke (whose failure checkWakes restarts): the fault hits a
+          // later pass, of a loop that only the enqueue's wake-ups took out of idle.
+          await runSteps(FAULT_AFTER_BULK_MS, 50, async () => checkKeyLimits(await workRows()));
+          armFault(step.faultAfter);
+        }
         break;
       }
       case "retryTwice": {
