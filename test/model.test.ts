@@ -1464,7 +1464,9 @@ describe("model-based", () => {
                 console.log(
                   `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
                     ops
-                      .map((o) => (o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms)` : o.op))
+                      .map((o) =>
+                        o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})` : o.op,
+                      )
                       .join(" "),
                 );
               }
