@@ -58,7 +58,8 @@ export const DEDUPE_KEYS: Record<string, string> = {
 export type Bulk = {
   op: "bulk";
   n: number;
-  kind: "action" | "mutation" | "query";
+  /** "task": tasks of the test app's executor (test/app/tasks.ts `model`). */
+  kind: "action" | "mutation" | "query" | "task";
   firstDelayMs: number;
   spacingMs: number;
   withOnComplete: boolean;
@@ -80,7 +81,7 @@ export const bulk: fc.Arbitrary<Bulk> = fc.record({
     { weight: 3, arbitrary: fc.integer({ min: 200, max: 400 }) },
     { weight: 2, arbitrary: fc.integer({ min: 1_001, max: 1_500 }) },
   ),
-  kind: fc.constantFrom("query" as const, "mutation" as const, "action" as const),
+  kind: fc.constantFrom("query" as const, "mutation" as const, "action" as const, "task" as const),
   firstDelayMs: fc.constantFrom(0, 500, 5_000),
   // Due together, or spread over seconds to minutes (1,500 jobs a second apart: 25 minutes).
   spacingMs: fc.constantFrom(0, 10, 100, 1_000),
@@ -110,6 +111,10 @@ const poolFunction = fc.constantFrom<PoolFunction>(
   "sweep",
 );
 
+/** The name the model test gives the deployment-like backend for its executor action (test/app/
+ * tasks.ts `model`): an `actionDies` fault that names it hits an executor at one of its reports. */
+export const EXECUTOR_ACTION = "executor";
+
 /** One fault of the pool's own (test/deployment.ts `Fault`). */
 export const fault: fc.Arbitrary<Fault> = fc.oneof(
   {
@@ -131,6 +136,9 @@ export const fault: fc.Arbitrary<Fault> = fc.oneof(
       after: fc.boolean(),
       mode: fc.constantFrom("hang" as const, "hang" as const, "throw" as const),
       noticedAfterMs: fc.constantFrom(0, 2_000, 20_000),
+      // Whichever action comes first (a worker or an executor), or an executor: programs without
+      // tasks have far more workers, and an executor's death is the one that takes many tasks.
+      action: fc.constantFrom(undefined, undefined, EXECUTOR_ACTION),
     }),
   },
 );

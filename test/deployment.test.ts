@@ -9,7 +9,8 @@ import { anyApi } from "convex/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { loadModules } from "../src/test.js";
 import { probe } from "./app/probe.js";
-import { appModules, completions, enqueue, inComponent } from "./helpers.js";
+import { run as ioExecutor } from "./app/tasks.js";
+import { appModules, completions, enqueue, info, inComponent } from "./helpers.js";
 import { DOCUMENT_SIZE_LIMIT, setupDeployment } from "./deployment.js";
 
 // The app's modules load before the clock is stepped (a first import is real I/O).
@@ -175,6 +176,46 @@ describe("faults of the pool's own", () => {
       expect.stringMatching(/call 2 \(runMutation, after/),
     ]);
     expect((await completions(t)).map((c) => c.result.kind)).toEqual(["success"]);
+  });
+
+  it("an executor dies at a report mid-batch: the attempts of the tasks it took fail, and each runs again and reports once", async () => {
+    const { t, deployment } = await setupDeployment({
+      seed: 7,
+      maxStartDelayMs: 0,
+      actions: { executor: ioExecutor },
+    });
+    quiet();
+    // Its second report: the first took the three tasks, which are running (3 s each).
+    deployment.arm({
+      kind: "actionDies",
+      at: 2,
+      after: false,
+      mode: "hang",
+      noticedAfterMs: 2_000,
+      action: "executor",
+    });
+    const ids: string[] = await t.mutation(anyApi.tasks.enqueueIo, {
+      argsList: ["e0", "e1", "e2"].map((key) => ({ key, ms: 3_000 })),
+      options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
+    });
+    await deployment.run(90_000, 500);
+    expect(deployment.fired).toHaveLength(1);
+    expect(deployment.fired[0]).toMatchObject({
+      fn: expect.stringMatching(/tasks:run$/),
+      executorId: expect.any(String),
+      error: expect.stringMatching(/the action executor died at its call 2/),
+    });
+    // The dead executor's tasks finished their runs, but it never called the pool again: each
+    // attempt failed as the executor's, and the retry, in another executor, succeeded.
+    for (const [i, id] of ids.entries()) {
+      expect(await info(t, id)).toMatchObject({ previousAttempts: 2, result: { kind: "success" } });
+      expect(probe.attempts.get(`e${i}`)).toBe(2);
+    }
+    expect((await completions(t)).map((c) => c.result.kind)).toEqual([
+      "success",
+      "success",
+      "success",
+    ]);
   });
 });
 

@@ -20,8 +20,9 @@
  *   the scheduler or by an action fails at commit as if Convex gave up retrying it after OCC
  *   conflicts (`commitFails`, rolled back whole however the code handled errors); a loop pass
  *   throws at its n-th database call (`passThrows`, the rest of the pass rolled back too); a worker
- *   action dies at one of its awaits (`actionDies`: the call never returns, and Convex marks the
- *   scheduled function failed some time later; or the call throws).
+ *   action, or an app action the test names (an executor), dies at one of its awaits
+ *   (`actionDies`: the call never returns, and Convex marks the scheduled function failed some
+ *   time later; or the call throws).
  * - **`_scheduled_functions` rows garbage-collected** at random times once finished longer than
  *   `gcAfterMs` (by default the pool's report-lost window), as Convex deletes them after a while;
  *   and finished rows carry `completedTime`, as Convex's do (convex-test sets it on failures only).
@@ -79,24 +80,30 @@ export type Fault =
   /** The next loop pass throws at its `stage`-th database call (or at commit if it makes fewer). */
   | { kind: "passThrows"; stage: number }
   /** The next worker action to reach its `at`-th call (1: loading args or the job's function, 2:
-   * the job's function or the report, …) dies there: before or `after` the call took effect.
-   * "hang": the call never returns and Convex marks the action failed `noticedAfterMs` later;
-   * "throw": the call throws as a transient error would. */
+   * the job's function or the report, …) dies there: before or `after` the call took effect. Or
+   * the next run of the app action `action` names (DeploymentOptions `actions`; "worker": the
+   * worker only; undefined: whichever comes first), e.g. an executor at its `at`-th report.
+   * "hang": the call never returns (nor does any later call of the action: it is dead) and Convex
+   * marks the action failed `noticedAfterMs` later; "throw": the call throws as a transient error
+   * would, and the action's code decides what follows. */
   | {
       kind: "actionDies";
       at: number;
       after: boolean;
       mode: "hang" | "throw";
       noticedAfterMs: number;
+      action?: string;
     };
 
-/** A fault that fired: when, in which function, on which job (when the function names one). */
+/** A fault that fired: when, in which function, on which jobs (when the function names any), in
+ * which executor (an executor action's `executorId` argument). */
 export type FiredFault = {
   fault: Fault;
   at: number;
   fn: string;
   /** The jobs it hit: a worker's one, or an action runner's batch. */
   workIds: string[];
+  executorId?: string;
   error: string;
 };
 
@@ -110,6 +117,9 @@ export type DeploymentOptions = {
   /** Finished `_scheduled_functions` rows may be deleted this long after they finished (default:
    * the pool's report-lost window, REPORT_LOST_AFTER_MS); false: never. */
   gcAfterMs?: number | false;
+  /** App actions (registered functions, by a name of the test's choosing) that an `actionDies`
+   * fault may hit besides the pool's worker: an executor, whose calls are its reports. */
+  actions?: Record<string, unknown>;
 };
 
 /** What the backend did, for the figures. */
@@ -156,6 +166,7 @@ export async function setupDeployment(
  */
 export async function deploymentLike(t: T, options: DeploymentOptions): Promise<Deployment> {
   installHooks();
+  for (const action of Object.values(options.actions ?? {})) hookAction(action as HookedAction);
   active?.stop();
   const deployment = new Deployment(t, options);
   active = deployment;
@@ -168,6 +179,8 @@ export async function deploymentLike(t: T, options: DeploymentOptions): Promise<
 
 type AsyncSyscall = (op: string, jsonArgs: string) => Promise<string>;
 type Handler = (ctx: any, args: unknown) => Promise<unknown>;
+/** A registered action as convex-test calls it (its `_handler`, looked up at each call). */
+type HookedAction = { _handler: Handler };
 
 /** What the backend knows of one top-level transaction (queries included). */
 type Tx = {
@@ -211,6 +224,20 @@ let requestStorage: AsyncLocalStorage<any> | undefined;
 const txs = new WeakMap<object, Tx>();
 let nextTxId = 1;
 let installed = false;
+/** Actions whose `_handler` runs through the active deployment (`hookAction`). */
+const hooked = new WeakSet<object>();
+
+/** Routes an action's runs through the active deployment (`Deployment.actionRun`), once per
+ * worker: the deployment decides, per run, whether it is one of its actions. */
+function hookAction(action: HookedAction) {
+  if (hooked.has(action)) return;
+  hooked.add(action);
+  const handler = action._handler;
+  action._handler = (ctx, args) => {
+    const name = active?.actionName(action);
+    return name === undefined ? handler(ctx, args) : active!.actionRun(name, handler, ctx, args);
+  };
+}
 
 /**
  * Hooks AsyncLocalStorage.run (once per worker): convex-test enters its per-backend global, each
@@ -223,12 +250,8 @@ function installHooks() {
   installed = true;
   // The worker action, wherever the scheduler finds it (the old path re-exports the same object),
   // and the action runner: both run jobs' actions, and either may die at any await.
-  for (const action of [runAction, runnerAction]) {
-    const worker = action as unknown as { _handler: Handler };
-    const handler = worker._handler;
-    worker._handler = (ctx, args) =>
-      active === undefined ? handler(ctx, args) : active.workerAction(handler, ctx, args);
-  }
+  hookAction(runAction as unknown as HookedAction);
+  hookAction(runnerAction as unknown as HookedAction);
   const proto = AsyncLocalStorage.prototype as any;
   const run = proto.run;
   proto.run = function (this: AsyncLocalStorage<any>, store: any, ...rest: unknown[]) {
@@ -270,6 +293,8 @@ export class Deployment {
   private readonly t: T;
   private readonly delays: () => number;
   private readonly gcDraws: () => number;
+  /** The app actions a fault may hit (DeploymentOptions `actions`), with their names. */
+  private readonly appActions = new Map<unknown, string>();
   private global: any;
   private armed: Fault | undefined;
   private stopped = false;
@@ -295,6 +320,9 @@ export class Deployment {
     this.delays = prng(this.seed, 1);
     this.gcDraws = prng(this.seed, 2);
     this.nextGcAt = Date.now() + (this.gcAfterMs === false ? 0 : this.gcAfterMs);
+    for (const [name, action] of Object.entries(options.actions ?? {})) {
+      this.appActions.set(action, name);
+    }
   }
 
   get adopted(): boolean {
@@ -634,30 +662,56 @@ export class Deployment {
     return Math.min(this.maxStartDelayMs, Math.floor(ms));
   }
 
+  /** The name a fault knows an action by ("worker", or its name in `actions`), if it is one of
+   * this deployment's. */
+  actionName(action: unknown): string | undefined {
+    if (action === runAction || action === runnerAction) return "worker";
+    return this.appActions.get(action);
+  }
+
   /**
-   * Runs one worker action (its `_handler`, patched in `installHooks`): convex-test hands an action
-   * `runQuery`, `runMutation` and `runAction` of its own, not syscalls, so the action's calls are
-   * wrapped here; the armed `actionDies` fault makes the action die at the call it names.
+   * Runs one worker action or app action `name` (its `_handler`, patched by `hookAction`):
+   * convex-test hands an action `runQuery`, `runMutation` and `runAction` of its own, not
+   * syscalls, so the action's calls are wrapped here; the armed `actionDies` fault makes the action
+   * die at the call it names. A dead action's later calls never return, nor do calls made once
+   * its handler ended (promises it left behind): Convex ends an action with its handler, so
+   * neither can reach the pool. (Code that runs without calling out, as an executor's tasks do,
+   * goes on until it next calls.)
    */
-  async workerAction(handler: Handler, ctx: any, args: unknown): Promise<unknown> {
+  async actionRun(name: string, handler: Handler, ctx: any, args: unknown): Promise<unknown> {
     const id: string | undefined = requestStorage?.getStore()?.scheduledFunctionId ?? undefined;
     if (this.stopped || id === undefined) return await handler(ctx, args);
     let calls = 0;
+    let over = false;
     const call =
-      <A extends unknown[]>(name: string, fn: (...a: A) => Promise<unknown>) =>
+      <A extends unknown[]>(callName: string, fn: (...a: A) => Promise<unknown>) =>
       async (...a: A): Promise<unknown> => {
+        if (over && !this.stopped) return await new Promise<never>(() => {});
         calls++;
         const fault = this.armed;
-        if (this.stopped || fault?.kind !== "actionDies" || calls !== fault.at)
+        if (
+          this.stopped ||
+          fault?.kind !== "actionDies" ||
+          calls !== fault.at ||
+          (fault.action !== undefined && fault.action !== name)
+        )
           return await fn(...a);
         this.armed = undefined;
         const when = fault.after ? "after" : "before";
-        const row = this.db().get("_scheduled_functions", id);
-        const action = String(row?.name ?? "runners/worker:runAction");
-        const error = `injected (deployment.ts): the action ${action} died at its call ${calls} (${name}, ${when} it took effect)`;
-        this.fired.push({ fault, at: Date.now(), fn: action, workIds: this.workIdsOf(id), error });
+        const what = name === "worker" ? "the worker action" : `the action ${name}`;
+        const error = `injected (deployment.ts): ${what} died at its call ${calls} (${callName}, ${when} it took effect)`;
+        const executorId = (args as { executorId?: unknown } | undefined)?.executorId;
+        this.fired.push({
+          fault,
+          at: Date.now(),
+          fn: this.scheduledName(id),
+          workIds: this.workIdsOf(id),
+          ...(typeof executorId === "string" ? { executorId } : {}),
+          error,
+        });
         if (fault.after) await fn(...a).catch(() => undefined);
-        if (fault.mode === "throw") throw new Error(`Transient error in ${name}: ${error}`);
+        if (fault.mode === "throw") throw new Error(`Transient error in ${callName}: ${error}`);
+        over = true;
         this.notices.push({ id, at: Date.now() + fault.noticedAfterMs });
         return await new Promise<never>(() => {});
       };
@@ -673,7 +727,16 @@ export class Deployment {
         runAt: call("scheduler.runAt", (...a: any[]) => scheduler.runAt(...a)),
       },
     };
-    return await handler(wrapped, args);
+    try {
+      return await handler(wrapped, args);
+    } finally {
+      over = true;
+    }
+  }
+
+  /** A scheduled function's name (its path), as the scheduler stored it. */
+  private scheduledName(scheduledId: string): string {
+    return String(this.db().get("_scheduled_functions", scheduledId)?.name ?? "?");
   }
 
   /** Refuses a write that breaks Convex's document limits, before it is made. */

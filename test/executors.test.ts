@@ -193,6 +193,26 @@ describe("executors", () => {
     expect((await completions(t))[0].result).toEqual({ kind: "canceled" });
   });
 
+  it("a task canceled while it waits in its executor for a slot never starts and ends canceled", async () => {
+    const t = setup();
+    // Six tasks to an executor that runs five at once: the sixth waits inside it.
+    const ids = await enqueueIo(t, ios(6, { ms: 5_000 }), { batch: true });
+    await runUntil(t, () => probe.running === 5, 5_000, 50);
+    const canceledAt = Date.now();
+    await t.mutation(anyApi.pool.cancel, { id: ids[5] });
+    await runUntil(
+      t,
+      async () => (await completions(t)).some((c) => c.workId === ids[5]),
+      10_000,
+      50,
+    );
+    expect(Date.now() - canceledAt).toBeLessThanOrEqual(2_500);
+    const done = (await completions(t)).find((c) => c.workId === ids[5])!;
+    expect(done.result).toEqual({ kind: "canceled" });
+    await runUntil(t, async () => (await completions(t)).length === 6, 20_000, 100);
+    expect(probe.attempts.has("t5")).toBe(false);
+  });
+
   it("a canceled task keeps its pool slot until its handler settles", async () => {
     const t = setup();
     const poolOptions = { maxParallelism: 1 };

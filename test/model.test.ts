@@ -10,9 +10,11 @@
  * report "canceled" or, if the cancel reached it during its last attempt, its real outcome). A "kill"
  * operation makes a running job's runner die (every write of its attempt's completion fails, so the
  * worker ends failed without reporting, and recovery must notice): the job must still be reported
- * exactly once, but its kind is then free. Each job's onComplete is drawn too: the plain recorder, a
- * heavy one (700 reads, or 400 writes) or one that throws (its record rolls back: no call is seen).
- * A slow handler cannot be drawn: convex-test has no mutation time limit (docs/RELIABILITY.md).
+ * exactly once, but its kind is then free. "kill" and "cancelRunning" let the clock run until some
+ * job runs (RUNNING_WAIT_MS), so that they find one. Each job's onComplete is drawn too: the plain
+ * recorder, a heavy one (700 reads, or 400 writes) or one that throws (its record rolls back: no
+ * call is seen). A slow handler cannot be drawn: convex-test has no mutation time limit
+ * (docs/RELIABILITY.md).
  *
  * Keys and pause: a job may have a key, one of two shared by many jobs or one of thirty; programs
  * set a key's limit (or reset it), pause and resume the pool or a key, and cancel a key's jobs.
@@ -21,16 +23,26 @@
  * that nothing paused started an attempt; at the end, that each key's jobs first started in due
  * order, then enqueue order.
  *
+ * Tasks (API-EXTENSIONS section 8): a job may be a task of the test app's executor (test/app/
+ * tasks.ts `model`: three at once per executor), enqueued alone or in an `enqueueTaskBatch` of two
+ * to eight; it runs up to 3 s, its failing attempts throw (or NonRetryableError) or run past its
+ * 4 s timeoutMs (a timed-out attempt follows the retry policy), and its handler honours or ignores
+ * its abort signal. The model predicts a task's outcome as an action's; a task whose signal a
+ * cancel aborted ends canceled, and (plain programs) a task canceled while it runs has its signal
+ * aborted within CANCEL_ABORT_MS. A "kill" of a running task loses its executor's report, so the
+ * executor dies mid-batch: every task it had taken may then end either way (it is seen running in
+ * that executor until recovery), one it was handed and never took must still end as predicted.
+ *
  * Chaos programs (`FUZZ_CHAOS=1 npm run fuzz`; a few in `npm test`, 100 in `npm run test:slow`) run
  * the same operations, and more, on the deployment-like backend (test/deployment.ts): Convex's
  * document and schedule limits on every write, scheduled functions starting late and out of order,
  * `_scheduled_functions` rows garbage-collected, and faults of the pool's own that the program
- * draws (a pool mutation failing at commit, a loop pass throwing at any stage, a worker action
- * dying at any await; one at a time). Their jobs draw sizes up to the limits (args and context up
- * to 1 MB together, return values and error messages up to 1 MB; test/chaosProgram.ts), dedupe
- * keys up to 4,096 characters; programs enqueue up to 1,500 jobs in one mutation, each due at its
- * own time, and `retry()` a failed or canceled job twice (the same id, nothing created the second
- * time). On top of the plain checks: every job still gets exactly one onComplete (a job a fault
+ * draws (a pool mutation failing at commit, a loop pass throwing at any stage, a worker or
+ * executor action dying at any await; one at a time). Their jobs draw sizes up to the limits (args
+ * and context up to 1 MB together, return values and error messages up to 1 MB;
+ * test/chaosProgram.ts), dedupe keys up to 4,096 characters; programs enqueue up to 1,500 jobs (or
+ * tasks) in one mutation, each due at its own time, and `retry()` a failed or canceled job twice
+ * (the same id, nothing created the second time). On top of the plain checks: every job still gets exactly one onComplete (a job a fault
  * hit may end either way), a stored error message is at most 8 KiB and a note, and after a loop
  * pass fails another commits within STALL_LIMIT_MS (the watchdog's interval and the backend's
  * delays) while the pool has work. A chaos run does not stop at the first violation: it counts
@@ -41,6 +53,7 @@ import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
+import { model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
 import {
   busiestWindow,
   callPool,
@@ -66,6 +79,7 @@ import {
   bulk,
   CUT_NOTE_ALLOWANCE,
   DEDUPE_KEYS,
+  EXECUTOR_ACTION,
   fault,
   MAX_STORED_ERROR,
   RETURN_OVER_LIMIT,
@@ -95,11 +109,18 @@ const SEED =
     ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.FUZZ_SEED);
 
-type Kind = "action" | "mutation" | "query";
+/** "task": a task of the test app's executor (test/app/tasks.ts `model`), enqueued with
+ * `enqueueTask` or `enqueueTaskBatch`; a job like an action otherwise (retries, backoff). */
+type Kind = "action" | "mutation" | "query" | "task";
 type JobSpec = {
   kind: Kind;
   failTimes: number;
   nonRetryable: boolean;
+  /** A task's failing attempts run past its timeoutMs (failing as timed out, and retried even
+   * when `nonRetryable`) instead of throwing. */
+  timesOut: boolean;
+  /** A task's handler runs its full `ms` when its signal aborts (a cancel then waits for it). */
+  ignoresCancel: boolean;
   /** Runs that throw SnoozeError(snoozeMs) before any attempt counts. */
   snoozeTimes: number;
   snoozeMs: number;
@@ -120,10 +141,16 @@ type JobSpec = {
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
+  /** Tasks in one `enqueueTaskBatch`: their options (retry, due time, key, priority, onComplete
+   * and its context) are the first's, their behaviours their own. */
+  | { op: "taskBatch"; jobs: JobSpec[] }
   | { op: "setKeyParallelism"; key: string; parallelism: number | null }
   | { op: "pause" | "resume"; key: string | undefined }
   | { op: "cancelAllOfKey"; key: string }
   | { op: "cancel"; index: number }
+  /** Cancels a job while it runs (chosen by index among the running ones): a task's signal
+   * aborts. */
+  | { op: "cancelRunning"; index: number }
   | { op: "cancelUnknown" }
   | { op: "cancelAll" }
   | { op: "config"; maxParallelism: number }
@@ -135,6 +162,15 @@ type Op =
   | { op: "fault"; fault: Fault };
 
 const MAX_ATTEMPTS = 3;
+/** A task canceled while it runs has its signal aborted within 2 s (API-EXTENSIONS section 8),
+ * counted here from the cancel's request: plus the loop's pass that hands the cancel over. This
+ * holds too for a task its executor held but had not started (waiting for a slot, or handed over
+ * in the same report as its cancel): it never starts (found by seed 4242, program 155). */
+const CANCEL_ABORT_MS = 2_500;
+/** How long an operation on a running job (kill, cancelRunning) lets the clock run for one to
+ * start: a job's pass, its runner's or executor's start and a first report take a few hundred
+ * ms. */
+const RUNNING_WAIT_MS = 2_000;
 /** How long chaos programs run on once nothing is left to do: past the report-lost window and
  * the watchdog's interval, so that a late duplicate would show. */
 const AFTER_SETTLE_MS = 70_000;
@@ -147,11 +183,22 @@ const poolKey: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.nat({ max: 29 }).map((n) => `m${n}`) },
 );
 const RETRY = { maxAttempts: MAX_ATTEMPTS, initialBackoffMs: 100, base: 2 };
+/** How often programs draw tasks (a job's kind, against 2 for actions and 1 each for mutations
+ * and queries, and the weight of a task batch among the operations): a task costs more than an
+ * action (its executor's reports and check-ins), so `npm test` draws few, test:slow more. */
+const TASK_WEIGHT = scaled(1, 2);
 
-const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
-  kind: fc.constantFrom<Kind>("action", "action", "mutation", "query"),
+const anyJobSpec: fc.Arbitrary<JobSpec> = fc.record({
+  kind: fc.oneof(
+    { weight: 2, arbitrary: fc.constant<Kind>("action") },
+    { weight: 1, arbitrary: fc.constant<Kind>("mutation") },
+    { weight: 1, arbitrary: fc.constant<Kind>("query") },
+    { weight: TASK_WEIGHT, arbitrary: fc.constant<Kind>("task") },
+  ),
   failTimes: fc.nat({ max: 4 }),
   nonRetryable: fc.boolean(),
+  timesOut: fc.boolean(),
+  ignoresCancel: fc.boolean(),
   snoozeTimes: fc.constantFrom(0, 0, 0, 1, 2),
   snoozeMs: fc.constantFrom(0, 200, 1500),
   maxBackoffMs: fc.option(fc.constantFrom(0, 50, 150), { nil: undefined }),
@@ -175,14 +222,30 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   }),
 });
 
+/** How long a task's run takes: up to 3 s (a model's answer, say), longer than an action's, so
+ * that cancels and executor deaths find tasks running, and tasks waiting behind them in their
+ * executor. */
+const taskMs = fc.constantFrom(0, 50, 300, 1200, 3000);
+
+/** As a task: its kind and its run's length. */
+const asTask = ([spec, ms]: [JobSpec, number]): JobSpec => ({ ...spec, kind: "task", ms });
+
+const jobSpec: fc.Arbitrary<JobSpec> = fc
+  .tuple(anyJobSpec, taskMs)
+  .map(([spec, ms]) => (spec.kind === "task" ? asTask([spec, ms]) : spec));
+
+/** Kinds that run `ms` and follow a retry policy. */
+const isActionLike = (kind: Kind) => kind === "action" || kind === "task";
+
 /** The job's behavior, as its function's arguments (without its name). */
 function behaviorOf(spec: JobSpec) {
   return {
-    ms: spec.kind === "action" ? spec.ms : 0,
+    ms: isActionLike(spec.kind) ? spec.ms : 0,
     failTimes: spec.failTimes,
     nonRetryable: spec.nonRetryable,
     snoozeTimes: spec.snoozeTimes,
     snoozeMs: spec.snoozeMs,
+    ...(spec.kind === "task" ? { timesOut: spec.timesOut, ignoresCancel: spec.ignoresCancel } : {}),
   };
 }
 
@@ -210,6 +273,10 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
   {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant("cancel" as const), index: fc.nat({ max: 20 }) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("cancelRunning" as const), index: fc.nat({ max: 20 }) }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelUnknown" as const) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("cancelAll" as const) }) },
@@ -247,7 +314,32 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
+  { weight: TASK_WEIGHT, arbitrary: taskBatch(job) },
 ];
+
+/** Two to eight tasks enqueued in one `enqueueTaskBatch`: the first's options for all (a batch
+ * takes one set), each its own behaviour; no dedupe key (a batch takes none) and no drawn sizes
+ * (one mutation's arguments would carry them all). */
+function taskBatch(job: fc.Arbitrary<JobSpec>): fc.Arbitrary<Op> {
+  const task = fc.tuple(job, taskMs).map(asTask);
+  return fc.array(task, { minLength: 2, maxLength: 8 }).map(([first, ...rest]) => {
+    const shared = {
+      retry: first.retry,
+      maxBackoffMs: first.maxBackoffMs,
+      delayMs: first.delayMs,
+      withOnComplete: first.withOnComplete,
+      handler: first.handler,
+      poolKey: first.poolKey,
+      priority: first.priority,
+      dedupe: undefined,
+      sizes: undefined,
+    };
+    return {
+      op: "taskBatch" as const,
+      jobs: [first, ...rest].map((spec) => ({ ...spec, ...shared })),
+    };
+  });
+}
 
 const op: fc.Arbitrary<Op> = fc.oneof(...plainOps(jobSpec));
 
@@ -291,6 +383,8 @@ type ModelJob = JobSpec & {
   retried?: boolean;
   /** The job it is a retry of. */
   retryOf?: string;
+  /** When a cancel of it (alone, of its key or of all) was first requested. */
+  cancelAt?: number;
   /** When it may first start (virtual ms), and its place in enqueue order. */
   dueAt: number;
   seq: number;
@@ -302,8 +396,17 @@ type WorkRow = {
   key?: string;
   attempts: number;
   snoozes?: number;
-  state: { kind: "pending" | "running" | "finished"; result?: { kind: string } };
+  state: {
+    kind: "pending" | "running" | "finished";
+    result?: { kind: string };
+    /** A running task's executor. */
+    executorId?: string;
+  };
 };
+
+/** The number of a job's current (or next) run, as its runner reports it: attempts and snoozes so
+ * far, plus one. */
+const runNumberOf = (w: WorkRow) => w.attempts + (w.snoozes ?? 0) + 1;
 
 /** Runs started so far: ended attempts and snoozes, and a running job's current run. Only a start
  * raises it (a run that ends moves from "running" to an attempt or a snooze). */
@@ -332,18 +435,21 @@ function expectedKeyCounts(rows: WorkRow[]) {
   };
 }
 
+/** A failing attempt of the job throws NonRetryableError (a task that times out does not). */
+const failsForGood = (job: JobSpec) =>
+  job.nonRetryable && (job.kind === "action" || (job.kind === "task" && !job.timesOut));
+
 /** The outcome the job reports if nothing cancels or kills it. */
 function predictedKind(job: ModelJob): "success" | "failed" {
   // A return value over the pool's limit fails the attempt that returns it, for good.
   const returns = job.sizes?.returnBytes !== RETURN_OVER_LIMIT ? "success" : "failed";
   if (job.failTimes === 0) return returns;
-  const attempts = job.kind === "action" && job.retry ? MAX_ATTEMPTS : 1;
-  if (job.nonRetryable && job.kind === "action") return "failed";
-  return job.failTimes < attempts ? returns : "failed";
+  if (failsForGood(job)) return "failed";
+  return job.failTimes < maxAttemptsOf(job) ? returns : "failed";
 }
 
 function maxAttemptsOf(job: ModelJob): number {
-  return job.kind === "action" && job.retry ? MAX_ATTEMPTS : 1;
+  return isActionLike(job.kind) && job.retry ? MAX_ATTEMPTS : 1;
 }
 
 const newTotals = () => ({
@@ -354,12 +460,23 @@ const newTotals = () => ({
   runnerDeaths: 0,
   cancels: 0,
   duplicates: 0,
+  tasks: 0,
+  taskBatches: 0,
+  /** Executors killed (a task's report lost) or hit by a fault, and the tasks they took with
+   * them. */
+  executorDeaths: 0,
+  tasksInDeadExecutors: 0,
+  /** Tasks whose outcome was a timeout, and tasks that ended canceled after they had started. */
+  tasksTimedOut: 0,
+  tasksCanceledRunning: 0,
   // Chaos programs only:
   bulkJobs: 0,
   largeValues: 0,
   retries: 0,
   faultsArmed: 0,
   faultsFired: { commitFails: 0, passThrows: 0, actionDies: 0 } as Record<Fault["kind"], number>,
+  /** Of the `actionDies` faults fired, those that hit an executor. */
+  executorFaultsFired: 0,
   poolFailures: 0,
   delayedSchedules: 0,
   gcDeleted: 0,
@@ -377,7 +494,8 @@ afterAll(() => {
     console.log(
       `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
         `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
-        `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues`,
+        `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues; ` +
+        tasksLine(totals),
     );
   }
   if (chaosTotals.programs > 0) {
@@ -387,14 +505,22 @@ afterAll(() => {
       `chaos run: ${c.programs} programs, ${c.operations} operations, ${c.jobs} jobs ` +
         `(${c.bulkJobs} in bulk enqueues, ${c.largeValues} with large values), ` +
         `${c.failingJobs} with failing attempts, ${c.runnerDeaths} runner kills, ${c.cancels} cancels, ` +
-        `${c.duplicates} duplicate enqueues, ${c.retries} retries; faults armed ${c.faultsArmed}, ` +
-        `fired ${fired.join(", ")}; ${c.poolFailures} pool transactions rolled back, ` +
+        `${c.duplicates} duplicate enqueues, ${c.retries} retries; ${tasksLine(c)}; ` +
+        `faults armed ${c.faultsArmed}, ` +
+        `fired ${fired.join(", ")} (${c.executorFaultsFired} in executors); ` +
+        `${c.poolFailures} pool transactions rolled back, ` +
         `${c.delayedSchedules} schedules started late, ${c.gcDeleted} scheduled-function rows ` +
         `collected, ${c.limitErrors} writes refused by a limit; ` +
         `${Math.round(c.virtualMs / 60_000)} virtual minutes`,
     );
   }
 });
+
+/** What a run drew of tasks, for the figures. */
+const tasksLine = (c: Totals) =>
+  `${c.tasks} tasks (${c.taskBatches} batches), ${c.tasksTimedOut} timed out, ` +
+  `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
+  `(${c.tasksInDeadExecutors} tasks in them)`;
 
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
@@ -407,9 +533,12 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
   vi.resetAllMocks();
   vi.restoreAllMocks();
   const t = setup();
+  // By job name, and names repeat from program to program.
+  signals.clear();
+  taskRuns.clear();
   const tally: Totals = chaos ? chaosTotals : totals;
   const deployment: Deployment | undefined = chaos
-    ? await deploymentLike(t, { seed: chaos.seed })
+    ? await deploymentLike(t, { seed: chaos.seed, actions: { [EXECUTOR_ACTION]: modelExecutor } })
     : undefined;
   const startedAt = Date.now();
   // Chaos programs hold each program's loop passes to the pass budget (test/passBudget.ts) on
@@ -423,7 +552,10 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
     deployment?.stop();
     tally.virtualMs += Date.now() - startedAt;
     if (deployment) {
-      for (const f of deployment.fired) tally.faultsFired[f.fault.kind]++;
+      for (const f of deployment.fired) {
+        tally.faultsFired[f.fault.kind]++;
+        if (f.executorId !== undefined) tally.executorFaultsFired++;
+      }
       tally.poolFailures += deployment.stats.poolFailures;
       tally.delayedSchedules += deployment.stats.delayedSchedules;
       tally.gcDeleted += deployment.stats.gcDeleted;
@@ -521,8 +653,14 @@ async function runOn(
   totals.programs++;
   totals.operations += ops.length;
   const poolOptions = () => ({ maxParallelism: limit, rateLimit, logLevel: "DEBUG" });
-  // Chaos programs: the app's functions that take sizes, and its digesting recorder.
-  const enqueueFn = chaos ? anyApi.chaos.enqueue : anyApi.pool.enqueue;
+  // Chaos programs: the app's functions that take sizes, and its digesting recorder. Tasks, of
+  // either: the test app's executor (its task takes sizes too).
+  const enqueueFnOf = (kind: Kind) =>
+    kind === "task"
+      ? anyApi.tasks.enqueueModel
+      : chaos
+        ? anyApi.chaos.enqueue
+        : anyApi.pool.enqueue;
   const plainHandler = chaos ? "chaos.onComplete" : "onComplete";
   const dedupeKeyOf = (key: string) => (chaos ? DEDUPE_KEYS[key] : key);
   /** The job's function's arguments, with its sizes (chaos). */
@@ -542,6 +680,20 @@ async function runOn(
       context.pad = "c".repeat(spec.sizes.contextBytes);
     }
     return context;
+  };
+  /** The options of a job's enqueue (but its dedupe key), with `context`. */
+  const enqueueOptionsOf = (spec: JobSpec, context: Record<string, unknown>) => {
+    const options: Record<string, unknown> = { context };
+    if (isActionLike(spec.kind)) {
+      options.retry = spec.retry ? { ...RETRY, maxBackoffMs: spec.maxBackoffMs } : false;
+    }
+    if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
+    if (spec.priority !== undefined) options.priority = spec.priority;
+    if (spec.poolKey !== undefined) {
+      options.key = spec.poolKey;
+      usedKeys.add(spec.poolKey);
+    }
+    return options;
   };
   const onCompleteOf = (spec: JobSpec) =>
     spec.withOnComplete
@@ -588,10 +740,48 @@ async function runOn(
     deployment.arm(fault);
     totals.faultsArmed++;
   };
+  /** Executors that died: killed (the report of a task's attempt lost) or hit by a fault. */
+  const deadExecutors = new Set<string>();
   /** Jobs a fault of the pool's own hit may end either way (their attempt's fate is unknown). */
   const markFaulted = () => {
     for (const f of deployment?.fired ?? []) {
       for (const job of jobs) if (f.workIds.includes(job.id)) job.killed = true;
+      if (f.executorId !== undefined && !deadExecutors.has(f.executorId)) {
+        deadExecutors.add(f.executorId);
+        totals.executorDeaths++;
+      }
+    }
+  };
+  /**
+   * A dead executor takes with it the attempts of the tasks it had taken (their outcomes unsent,
+   * or never started): those tasks may end either way. One it was handed and never took goes back
+   * to pending, no attempt used, so its outcome stands. A taken one stays running until recovery
+   * (seconds), so looking at every step of the clock finds it.
+   */
+  const markDeadExecutorsTasks = async () => {
+    if (deadExecutors.size === 0) return;
+    const rows = await workRows();
+    const inDead = rows.filter(
+      (w) =>
+        w.state.kind === "running" &&
+        w.state.executorId !== undefined &&
+        deadExecutors.has(w.state.executorId),
+    );
+    if (inDead.length === 0) return;
+    const untaken = new Set(
+      (deployment
+        ? deployment.documents("handovers")
+        : await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect())
+      )
+        .filter((h: { kind: string }) => h.kind === "task")
+        .map((h: { workId: string }) => h.workId),
+    );
+    for (const w of inDead) {
+      const job = jobs.find((j) => j.id === w._id);
+      if (job && !job.killed && !untaken.has(w._id)) {
+        job.killed = true;
+        totals.tasksInDeadExecutors++;
+      }
     }
   };
   /** Moves the clock `ms` in steps of `stepMs`, letting the backend act and checking after each. */
@@ -600,6 +790,8 @@ async function runOn(
     while (Date.now() < end) {
       await clockStep(Math.min(stepMs, end - Date.now()));
       await deployment?.tick();
+      markFaulted();
+      await markDeadExecutorsTasks();
       await check?.();
       await checkLiveness();
     }
@@ -622,6 +814,22 @@ async function runOn(
     }
   };
 
+  /** Key limits, checked at every step of the clock (not only after each operation). */
+  const checkKeyLimitsNow = async () => checkKeyLimits(await workRows());
+  /** The running jobs, once there are any: while jobs wait, the clock steps (up to
+   * RUNNING_WAIT_MS) until one runs, so that what acts on running jobs finds some, not only the few
+   * running when an operation happens to come. */
+  const runningSoon = async () => {
+    const end = Date.now() + RUNNING_WAIT_MS;
+    for (;;) {
+      const rows = await workRows();
+      const running = rows.filter((w) => w.state.kind === "running");
+      const waiting = rows.some((w) => w.state.kind === "pending");
+      if (running.length > 0 || !waiting || Date.now() >= end) return running;
+      await runSteps(50, 50, checkKeyLimitsNow);
+    }
+  };
+
   /** stats, list and info against the rows and the loop's log (inspectChecks.ts). Chaos programs
    * with a bulk enqueue skip it past OPERATOR_VIEW_MAX_ROWS rows: it reads every row's `info`
    * and lists in pages of three, which at 1,500 jobs would be most of the program's time. */
@@ -636,6 +844,7 @@ async function runOn(
 
   const checkStep = async (before: WorkRow[], pausedThrough: { pool: boolean; keys: string[] }) => {
     markFaulted();
+    await markDeadExecutorsTasks();
     await checkLiveness();
     const rows = await workRows();
     // Nothing paused through the whole step started an attempt.
@@ -703,7 +912,7 @@ async function runOn(
             if (dedupe && latest && waiting && latest.kind !== spec.kind) {
               // A duplicate must run the same function: rejected, and nothing is written.
               await expect(
-                t.mutation(enqueueFn, {
+                t.mutation(enqueueFnOf(spec.kind), {
                   kind: spec.kind,
                   argsList: [argsOf(latest.key, spec)],
                   poolOptions: poolOptions(),
@@ -722,7 +931,7 @@ async function runOn(
               const replaceSize = valueSizeBytes(argsOf(latest.key, spec)) + valueSizeBytes(kept);
               if (dedupe.replace && replaceSize > MAX_PAYLOAD_BYTES) {
                 await expect(
-                  t.mutation(enqueueFn, {
+                  t.mutation(enqueueFnOf(spec.kind), {
                     kind: spec.kind,
                     argsList: [argsOf(latest.key, spec)],
                     poolOptions: poolOptions(),
@@ -736,7 +945,7 @@ async function runOn(
                 ).rejects.toThrow(/fnArgs.*context the waiting job keeps/);
                 continue;
               }
-              const [id] = await t.mutation(enqueueFn, {
+              const [id] = await t.mutation(enqueueFnOf(spec.kind), {
                 kind: spec.kind,
                 argsList: [argsOf(latest.key, spec)],
                 poolOptions: poolOptions(),
@@ -753,7 +962,7 @@ async function runOn(
               if (dedupe.replace) {
                 Object.assign(latest, behaviorOf(spec));
                 latest.sizes = spec.sizes; // what the replaced args return and throw
-                if (latest.kind !== "action") latest.ms = 0;
+                if (!isActionLike(latest.kind)) latest.ms = 0;
                 if (spec.withOnComplete) {
                   latest.withOnComplete = true;
                   latest.handler = spec.handler;
@@ -768,20 +977,12 @@ async function runOn(
             const seq = n++;
             const key = spec.poolKey === undefined ? `k${seq}` : `${spec.poolKey}:k${seq}`;
             const context = contextOf(key, spec);
-            const options: Record<string, unknown> = { context };
-            if (spec.kind === "action") {
-              options.retry = spec.retry ? { ...RETRY, maxBackoffMs: spec.maxBackoffMs } : false;
-            }
-            if (spec.delayMs !== undefined) options.runAfter = spec.delayMs;
-            if (spec.priority !== undefined) options.priority = spec.priority;
+            const options = enqueueOptionsOf(spec, context);
             if (dedupe) options.dedupeKey = dedupeKeyOf(dedupe.key);
-            if (spec.poolKey !== undefined) {
-              options.key = spec.poolKey;
-              usedKeys.add(spec.poolKey);
-            }
             if (spec.sizes) totals.largeValues++;
+            if (spec.kind === "task") totals.tasks++;
             const dueAt = Date.now() + (spec.delayMs ?? 0);
-            const [id] = await t.mutation(enqueueFn, {
+            const [id] = await t.mutation(enqueueFnOf(spec.kind), {
               kind: spec.kind,
               argsList: [argsOf(key, spec)],
               batch: step.batch,
@@ -805,11 +1006,61 @@ async function runOn(
         }
         break;
       }
+      case "taskBatch": {
+        // One enqueueTaskBatch: the first task's options for all, one context for all (named
+        // for the batch: heavy handlers take a `key` and no other name).
+        const [first] = step.jobs;
+        const seqs = step.jobs.map(() => n++);
+        const keys = seqs.map((seq) =>
+          first.poolKey === undefined ? `k${seq}` : `${first.poolKey}:k${seq}`,
+        );
+        const context = { key: `batch-k${seqs[0]}`, ...HEAVY_CONTEXT[first.handler] };
+        const dueAt = Date.now() + (first.delayMs ?? 0);
+        const ids: string[] = await t.mutation(anyApi.tasks.enqueueModel, {
+          kind: "task",
+          argsList: step.jobs.map((spec, i) => argsOf(keys[i], spec)),
+          batch: true,
+          poolOptions: poolOptions(),
+          options: enqueueOptionsOf(first, context),
+          ...onCompleteOf(first),
+        });
+        expect(ids, "ids of a task batch").toHaveLength(step.jobs.length);
+        step.jobs.forEach((spec, i) => {
+          jobs.push({
+            ...spec,
+            id: ids[i],
+            key: keys[i],
+            canceled: false,
+            killed: false,
+            context,
+            dueAt,
+            seq: seqs[i],
+          });
+        });
+        totals.jobs += step.jobs.length;
+        totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
+        totals.tasks += step.jobs.length;
+        totals.taskBatches++;
+        break;
+      }
       case "cancel": {
         const job = jobs[step.index];
         if (!job) break;
         totals.cancels++;
         job.canceled = true;
+        job.cancelAt ??= Date.now();
+        await t.mutation(anyApi.pool.cancel, { id: job.id, poolOptions: poolOptions() });
+        break;
+      }
+      case "cancelRunning": {
+        const running = await runningSoon();
+        if (running.length === 0) break;
+        const work = running[step.index % running.length];
+        const job = jobs.find((j) => j.id === work._id);
+        if (!job) break;
+        totals.cancels++;
+        job.canceled = true;
+        job.cancelAt ??= Date.now();
         await t.mutation(anyApi.pool.cancel, { id: job.id, poolOptions: poolOptions() });
         break;
       }
@@ -823,7 +1074,10 @@ async function runOn(
       }
       case "cancelAll": {
         totals.cancels++;
-        for (const job of jobs) job.canceled = true;
+        for (const job of jobs) {
+          job.canceled = true;
+          job.cancelAt ??= Date.now();
+        }
         await t.mutation(anyApi.pool.cancelAll, {});
         break;
       }
@@ -834,19 +1088,26 @@ async function runOn(
       }
       case "kill": {
         // The runner of one running job (chosen by index) dies without reporting: every write of
-        // its current attempt's completion fails, so its worker ends failed and unreported.
-        const running = (await workRows()).filter((w) => w.state.kind === "running");
+        // its current attempt's completion fails, so its worker ends failed and unreported. A
+        // task's executor dies with it (the report that carries the outcome fails, and with it
+        // the executor's action), taking its other tasks' attempts.
+        const running = await runningSoon();
         if (running.length === 0) break;
         const work = running[step.index % running.length];
-        doomed.add(`${work._id}#${work.attempts + 1}`);
+        doomed.add(`${work._id}#${runNumberOf(work)}`);
         const job = jobs.find((j) => j.id === work._id);
         if (job) job.killed = true;
         totals.runnerDeaths++;
+        const executorId = work.state.executorId;
+        if (executorId !== undefined && !deadExecutors.has(executorId)) {
+          deadExecutors.add(executorId);
+          totals.executorDeaths++;
+        }
         break;
       }
       case "advance":
         // Key limits are checked at every step of the clock, not only after the operation.
-        await runSteps(step.ms, 50, async () => checkKeyLimits(await workRows()));
+        await runSteps(step.ms, 50, checkKeyLimitsNow);
         break;
       case "setKeyParallelism":
         usedKeys.add(step.key);
@@ -873,7 +1134,11 @@ async function runOn(
       case "cancelAllOfKey":
         totals.cancels++;
         usedKeys.add(step.key);
-        for (const job of jobs) if (job.poolKey === step.key) job.canceled = true;
+        for (const job of jobs) {
+          if (job.poolKey !== step.key) continue;
+          job.canceled = true;
+          job.cancelAt ??= Date.now();
+        }
         await callPool(t, "cancelAll", [{ key: step.key }]);
         break;
       case "bulk": {
@@ -897,6 +1162,8 @@ async function runOn(
             kind: step.kind,
             failTimes: step.failWithBytes === undefined ? 0 : 1,
             nonRetryable: false,
+            timesOut: false,
+            ignoresCancel: false,
             snoozeTimes: 0,
             snoozeMs: 0,
             maxBackoffMs: undefined,
@@ -928,6 +1195,7 @@ async function runOn(
         });
         totals.jobs += ids.length;
         totals.bulkJobs += ids.length;
+        if (step.kind === "task") totals.tasks += ids.length;
         if (step.failWithBytes !== undefined) totals.failingJobs += ids.length;
         if (step.faultAfter) {
           // After the pass the enqueue woke (whose failure checkWakes restarts): the fault hits a
@@ -998,7 +1266,8 @@ async function runOn(
     // coarse steps, for whatever a late duplicate would need to show (a report taken as lost, a
     // watchdog's restart).
     const lastDue = Math.max(Date.now(), ...jobs.map((job) => job.dueAt));
-    // Time to drain a backlog that a rate limit or a low limit holds back (jobs run ≤ 1.2 s).
+    // Time to drain a backlog that a rate limit or a low limit holds back (jobs run ≤ 1.2 s, but
+    // tasks, which SETTLE_MS leaves room for).
     const drainMs =
       jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
     const deadline = lastDue + drainMs + SETTLE_MS;
@@ -1021,7 +1290,7 @@ async function runOn(
       expect(attempts, `attempts of ${job.key}`).toBeLessThanOrEqual(maxAttemptsOf(job));
     }
     // No retry after a NonRetryableError (a killed attempt never reported one, so it may retry).
-    if (job.nonRetryable && job.failTimes > 0 && !job.killed && !job.retried) {
+    if (failsForGood(job) && job.failTimes > 0 && !job.killed && !job.retried) {
       expect(attempts).toBeLessThanOrEqual(1);
     }
     expect(finalStatus.get(job.id)?.state, `final status of ${job.key}`).toBe("finished");
@@ -1034,6 +1303,29 @@ async function runOn(
     expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
     expect(calls[0].context).toEqual(chaos ? digest(job.context) : job.context);
     const kind = calls[0].result.kind;
+    if (job.kind === "task" && !job.killed && !job.retried) {
+      // A task whose signal a cancel aborted ends canceled, whatever its handler then did.
+      if (signals.get(job.key)?.includes("canceled")) {
+        expect(kind, `result of ${job.key}, canceled while it ran`).toBe("canceled");
+        totals.tasksCanceledRunning++;
+      }
+      // Canceled while it ran, its signal aborted within CANCEL_ABORT_MS: every run still going
+      // by then was aborted by then (a run that ignores its signal goes on; the pool waits).
+      // Plain programs only: the chaos backend's late starts and faults delay the loop by design.
+      if (!chaos && kind === "canceled" && job.cancelAt !== undefined) {
+        const by = job.cancelAt + CANCEL_ABORT_MS;
+        for (const run of taskRuns.get(job.key) ?? []) {
+          if ((run.end ?? Infinity) <= by) continue;
+          expect(
+            run.abortedAt ?? Infinity,
+            `when ${job.key}'s signal aborted (canceled at ${job.cancelAt}, its run ` +
+              `${JSON.stringify(run)})`,
+          ).toBeLessThanOrEqual(by);
+        }
+      }
+      const error = calls[0].result.error;
+      if (typeof error === "string" && error.includes("timed out")) totals.tasksTimedOut++;
+    }
     if (kind === "failed") {
       // A stored error message is cut to 8 KiB, with a note (docs/API-EXTENSIONS.md).
       const error = calls[0].result.error;
@@ -1172,7 +1464,9 @@ describe("model-based", () => {
                 console.log(
                   `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
                     ops
-                      .map((o) => (o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms)` : o.op))
+                      .map((o) =>
+                        o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})` : o.op,
+                      )
                       .join(" "),
                 );
               }

@@ -14,7 +14,7 @@ import { NonRetryableError, SnoozeError, Workpool, type WorkId } from "../../src
 import { components } from "./pool.js";
 import { probe } from "./probe.js";
 
-const vBehavior = {
+export const vBehavior = {
   /** The job's name: the probe counts its runs under it. */
   key: v.string(),
   /** How long the job runs (virtual ms; actions only). */
@@ -34,7 +34,7 @@ const vBehavior = {
   pad: v.optional(v.string()),
 };
 
-type Behavior = {
+export type Behavior = {
   key: string;
   failTimes?: number;
   nonRetryable?: boolean;
@@ -51,7 +51,7 @@ export function errorMessageOf(key: string, attempt: number, bytes = 0): string 
 }
 
 /** Runs the behavior of run `run` (1-based): snooze, fail, or return. */
-function behave(run: number, b: Behavior): string {
+export function behave(run: number, b: Behavior): string {
   const snoozeTimes = b.snoozeTimes ?? 0;
   if (run <= snoozeTimes) throw new SnoozeError(b.snoozeMs ?? 0);
   const attempt = run - snoozeTimes;
@@ -126,7 +126,10 @@ export const onComplete = internalMutationGeneric({
 });
 
 const vKind = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
-type Kind = "action" | "mutation" | "query";
+/** Bulk enqueues may also be of tasks: `job` tasks of the model test's executor (the model
+ * enqueues its other tasks through test/app/tasks.ts `enqueueModel`). */
+const vSpreadKind = v.union(vKind, v.literal("task"));
+type Kind = "action" | "mutation" | "query" | "task";
 
 /** "chaos.onComplete" or "heavy.onComplete": a reference to that function. */
 function onCompleteRef(name: string | undefined) {
@@ -142,6 +145,7 @@ async function enqueueOne(
   args: Record<string, unknown>,
   options: Record<string, unknown>,
 ): Promise<WorkId> {
+  if (kind === "task") return await pool.enqueueTask(ctx, anyApi.tasks.model, "job", args, options);
   const fn = anyApi.chaos[kind];
   if (kind === "action") return await pool.enqueueAction(ctx, fn, args, options);
   if (kind === "mutation") return await pool.enqueueMutation(ctx, fn, args, options);
@@ -179,7 +183,7 @@ export const enqueue = mutationGeneric({
  */
 export const enqueueSpread = mutationGeneric({
   args: {
-    kind: vKind,
+    kind: vSpreadKind,
     n: v.number(),
     prefix: v.string(),
     firstDelayMs: v.number(),

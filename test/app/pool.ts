@@ -22,7 +22,7 @@ function jobRef(kind: "action" | "mutation" | "query") {
 }
 
 /** "onComplete" names `jobs.onComplete`; "heavy.onComplete" names a function of another module. */
-function onCompleteRef(name: string | undefined) {
+export function onCompleteRef(name: string | undefined) {
   if (name === undefined) return undefined;
   const [module, fn] = name.includes(".") ? name.split(".") : ["jobs", name];
   return anyApi[module][fn];

@@ -2,6 +2,8 @@
 import { anyApi, componentsGeneric, mutationGeneric } from "convex/server";
 import { v } from "convex/values";
 import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
+import { behave, vBehavior } from "./chaos.js";
+import { onCompleteRef } from "./pool.js";
 import { probe } from "./probe.js";
 
 const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
@@ -9,6 +11,12 @@ const pool = (options?: object) => new Workpool(components.workpool, options ?? 
 
 /** What a task saw of its signal: aborted, and why, per job key. */
 export const signals = new Map<string, string>();
+
+/** One run of the model test's task (virtual ms): when it started and ended, and when its signal
+ * aborted. */
+export type TaskRun = { start: number; end?: number; abortedAt?: number };
+/** The model test's task runs, per job key, in order. */
+export const taskRuns = new Map<string, TaskRun[]>();
 
 /** Waits `ms`, or until `signal` aborts (then rejects with its reason). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -112,6 +120,78 @@ export const enqueueBig = mutationGeneric({
       args,
       options,
     );
+  },
+});
+
+/** The longest one run of the model test's task may take: the model draws runs of up to 3 s, and
+ * a failing attempt that times out runs a second past it (test/model.test.ts). */
+export const MODEL_TASK_TIMEOUT_MS = 4_000;
+
+/**
+ * The model test's executor (test/model.test.ts): its one task behaves as the chaos programs' jobs
+ * do (test/app/chaos.ts `behave`: snoozes, failures, sizes), run `ms` long, and, for tasks, times
+ * out or ignores a cancel when told. Three tasks at once, so that a pool's ten slots spread over
+ * several executors and one that dies takes only some of the tasks in flight with it.
+ */
+export const model = pool().executor({
+  concurrency: 3,
+  tasks: {
+    job: {
+      args: {
+        ...vBehavior,
+        /** The failing attempts run past the timeout (and end when their signal aborts) instead
+         * of throwing: they fail as timed out, and are retried whatever `nonRetryable` says. */
+        timesOut: v.optional(v.boolean()),
+        /** Run the full `ms` even when the signal aborts (a cancel then waits for the handler). */
+        ignoresCancel: v.optional(v.boolean()),
+      },
+      timeoutMs: MODEL_TASK_TIMEOUT_MS,
+      handler: async (_ctx, args, { signal }): Promise<string> => {
+        const { timesOut, ignoresCancel, ...b } = args;
+        const run = probe.enter(b.key);
+        const record: TaskRun = { start: Date.now() };
+        taskRuns.set(b.key, [...(taskRuns.get(b.key) ?? []), record]);
+        signal.addEventListener("abort", () => {
+          signals.set(b.key, String(signal.reason));
+          record.abortedAt = Date.now();
+        });
+        try {
+          const attempt = run - (b.snoozeTimes ?? 0);
+          if (timesOut && attempt >= 1 && attempt <= (b.failTimes ?? 0)) {
+            await sleep(MODEL_TASK_TIMEOUT_MS + 1_000, signal);
+          } else if (b.ms) {
+            await sleep(b.ms, ignoresCancel ? undefined : signal);
+          }
+          return behave(run, b);
+        } finally {
+          record.end = Date.now();
+          probe.exit(b.key);
+        }
+      },
+    },
+  },
+});
+
+/** The model test's enqueue of `job` tasks of `model`: one per element of `argsList`, singly or
+ * as one batch (sharing `options`), with the onComplete named as test/app/pool.ts names them. */
+export const enqueueModel = mutationGeneric({
+  args: {
+    kind: v.literal("task"),
+    argsList: v.array(v.any()),
+    batch: v.optional(v.boolean()),
+    poolOptions: v.optional(v.any()),
+    options: v.optional(v.any()),
+    onComplete: v.optional(v.string()),
+  },
+  handler: async (ctx, { argsList, batch, poolOptions, options, onComplete }) => {
+    const p = pool(poolOptions);
+    const opts = { ...options, onComplete: onCompleteRef(onComplete) };
+    if (batch) return await p.enqueueTaskBatch(ctx, anyApi.tasks.model, "job", argsList, opts);
+    const ids: WorkId[] = [];
+    for (const args of argsList) {
+      ids.push(await p.enqueueTask(ctx, anyApi.tasks.model, "job", args, opts));
+    }
+    return ids;
   },
 });
 

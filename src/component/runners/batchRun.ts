@@ -129,6 +129,22 @@ export class BatchRun {
       if (job && !job.canceled) {
         job.canceled = true;
         job.abort.abort(new Error("workpool: the job was canceled"));
+        continue;
+      }
+      // Held here, not started yet (waiting for a slot, or handed over in this same answer): it
+      // never starts, and its attempt ends now; the pool ends the job canceled.
+      const waiting = this.waiting.findIndex((handed) => handed.workId === workId);
+      if (waiting >= 0) {
+        const [handed] = this.waiting.splice(waiting, 1);
+        this.outcomes.push({
+          workId,
+          attempt: handed.attempt,
+          result: {
+            kind: "failed",
+            error: "workpool: the job was canceled before it started",
+            fnArgs: handBack(handed),
+          },
+        });
       }
     }
     return { more: answer.more, stop: answer.stop };
