@@ -269,6 +269,11 @@ describe("our pool: enqueues into one key", () => {
   });
 });
 
+/** The causes of the potential conflicts between two transactions that `is` both picks. */
+function causesAmong(pairs: PairCount[], is: (name: string) => boolean): string[] {
+  return pairs.filter((p) => is(p.a) && is(p.b)).flatMap((p) => p.causes.map((c) => c.cause));
+}
+
 describe("our pool: executors' reports", () => {
   /** Tasks enqueued one per app mutation every 20 ms while earlier ones run (300 ms each), on
    * two executors (concurrency 5, maxParallelism 10); the transactions recorded meanwhile. */
@@ -303,9 +308,7 @@ describe("our pool: executors' reports", () => {
     // Between reports, only what any two worker reports share (waking the loop through
     // runStatus), and an executor's own row, which only that executor's reports touch and which
     // it sends one after another (the model pairs them by start time alone).
-    const causes = pairs
-      .filter((p) => isReport(p.a) && isReport(p.b))
-      .flatMap((p) => p.causes.map((c) => c.cause));
+    const causes = causesAmong(pairs, isReport);
     expect(causes.filter((cause) => cause.includes("handovers"))).toEqual([]);
     for (const cause of causes) expect(cause).toMatch(/workpool:(runStatus|executors) →/);
   });
@@ -333,9 +336,6 @@ describe("our pool: action runners' reports", () => {
     const pairs = potentialConflicts(txs, SEGMENT_MS);
     expect(between(pairs, isEnqueue, isReport).overlapping).toBeGreaterThan(0);
     expect(between(pairs, isEnqueue, isReport).conflicts).toBe(0);
-    const causes = pairs
-      .filter((p) => isReport(p.a) && isReport(p.b))
-      .flatMap((p) => p.causes.map((c) => c.cause));
-    for (const cause of causes) expect(cause).toMatch(/workpool:runStatus →/);
+    for (const cause of causesAmong(pairs, isReport)) expect(cause).toMatch(/workpool:runStatus →/);
   });
 });

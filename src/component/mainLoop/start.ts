@@ -307,13 +307,7 @@ export async function placeActions(pass: Pass): Promise<void> {
   }
   for (let i = 0; i < started.length; i += ACTION_RUNNER_BATCH) {
     const batch = started.slice(i, i + ACTION_RUNNER_BATCH);
-    const jobs = batch.map((work) => ({
-      workId: work._id,
-      attempt: runNumber(work),
-      fnHandle: work.fnHandle,
-      fnArgs: work.fnArgs,
-      payloadId: work.payloadId,
-    }));
+    const jobs = batch.map(runnerArgs);
     const scheduledId = await pass.ctx.scheduler.runAfter(0, internal.runners.actionRunner.run, {
       jobs,
     });
@@ -335,14 +329,19 @@ async function markRunning(
   });
 }
 
-async function scheduleWorker(pass: Pass, work: Doc<"work">) {
-  const args = {
+/** What a runner (a worker, or an entry of an action runner's batch) gets for one attempt. */
+function runnerArgs(work: Doc<"work">) {
+  return {
     workId: work._id,
     attempt: runNumber(work),
     fnHandle: work.fnHandle,
     fnArgs: work.fnArgs,
     payloadId: work.payloadId,
   };
+}
+
+async function scheduleWorker(pass: Pass, work: Doc<"work">) {
+  const args = runnerArgs(work);
   switch (work.fnType) {
     case "action":
       return await pass.ctx.scheduler.runAfter(0, internal.runners.worker.runAction, args);

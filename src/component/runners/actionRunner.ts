@@ -16,7 +16,7 @@ import { claimSegment } from "../api/kick.js";
 import { recordCompletion } from "../mainLoop/complete.js";
 import { vAttemptResult } from "../model/validators.js";
 import { BatchRun } from "./batchRun.js";
-import { scheduleReport } from "./worker.js";
+import { scheduleReport, vWorkerArgs } from "./worker.js";
 
 /** Action jobs one runner takes: a pass starts at most START_BATCH (100), so two runners at most;
  * 50 keeps a runner's arguments (inline args are at most 8 KB each) far below Convex's limit. */
@@ -25,16 +25,8 @@ export const ACTION_RUNNER_BATCH = 50;
  * at 10) and starts all its jobs at once, so each has this long and a minute to spare. */
 export const ACTION_TIME_LIMIT_MS = 8 * 60_000;
 
-/** One job of a runner's batch, as the loop hands it over. */
-export const vRunnerJob = v.object({
-  workId: v.id("work"),
-  /** The run's number, echoed in its report. */
-  attempt: v.number(),
-  fnHandle: v.string(),
-  /** The arguments when small; otherwise read from `payloadId`. */
-  fnArgs: v.optional(v.any()),
-  payloadId: v.optional(v.id("payloads")),
-});
+/** One job of a runner's batch, as the loop hands it over: what a worker gets for one attempt. */
+export const vRunnerJob = v.object(vWorkerArgs);
 
 export const run = internalAction({
   args: { jobs: v.array(vRunnerJob) },

@@ -21,7 +21,9 @@ export const REPORT_RETRY_MS = 100;
 /** The largest return value the pool keeps (model/outcomes.ts). */
 export { MAX_RETURN_VALUE_BYTES } from "../model/outcomes.js";
 
-const vWorkerArgs = {
+/** What the loop hands a runner for one attempt of a job: a worker's args, an action runner's
+ * batch entries (runners/actionRunner.ts). */
+export const vWorkerArgs = {
   workId: v.id("work"),
   /** The run's number (`runNumber`: attempts and snoozes so far, plus one), echoed in its report. */
   attempt: v.number(),
