@@ -384,3 +384,120 @@ function countExecutorCalls(): { count: number } {
   });
   return seen;
 }
+
+/** Counts, from now on, the rows inserted into `table` and the items they hold (`itemsOf`). */
+function countInserts(
+  table: string,
+  itemsOf: (value: any) => number,
+): { rows: number; items: number } {
+  const seen = { rows: 0, items: 0 };
+  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
+    if (op === "1.0/insert") {
+      const { table: inserted, value } = JSON.parse(jsonArgs);
+      if (inserted === table) {
+        seen.rows++;
+        seen.items += itemsOf(value);
+      }
+    }
+    return await asyncSyscall(op, jsonArgs);
+  });
+  return seen;
+}
+
+describe("executors' rows: hand-overs and reports of many tasks", () => {
+  it("a pass hands an executor its tasks in one row, and a report files its outcomes in one", async () => {
+    const t = setup();
+    const handed = countInserts("handovers", (row) => row.tasks.length);
+    const filed = countInserts("pendingCompletion", (row) => 1 + (row.more?.length ?? 0));
+    const ids = await enqueueIo(t, ios(12, { ms: 200 }), { batch: true });
+    await runUntil(t, async () => (await completions(t)).length === 12, 10_000, 50);
+    const done = await completions(t);
+    expect(done.map((c) => c.workId).sort()).toEqual([...ids].sort());
+    expect(handed.items).toBe(12);
+    expect(filed.items).toBe(12);
+    // concurrency 5: the first pass hands an executor 5 (its default is filled at once), and
+    // each report carries the outcomes of the tasks that ended together
+    expect(handed.rows).toBeLessThan(12);
+    expect(filed.rows).toBeLessThan(12);
+  });
+
+  it("tasks handed in one row to an executor that died before taking them go back to pending, no attempt used", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const killed = killRunnerAtNextReport();
+    const handed = countInserts("handovers", (row) => row.tasks.length);
+    const ids = await enqueueIo(t, ios(3), { batch: true });
+    await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 500);
+    expect(killed.count).toBe(1);
+    // all three went to the dead executor's one row first
+    expect(handed.rows).toBeGreaterThanOrEqual(2);
+    for (const [i, id] of ids.entries()) {
+      expect(probe.attempts.get(`t${i}`)).toBe(1);
+      expect(await info(t, id)).toMatchObject({ previousAttempts: 1, result: { kind: "success" } });
+    }
+    const left = await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect());
+    expect(left).toEqual([]);
+  });
+
+  it("a report takes at most 4 MiB of arguments: the rest of a row waits for the next report", async () => {
+    const t = setup();
+    // Six tasks of 900 KB of args (each stored aside) in one hand-over row: the first report
+    // takes five (4.5 MB), the next one the sixth.
+    const value = (i: number) => `${i}`.padEnd(900_000, "v");
+    const handed = countInserts("handovers", (row) => row.tasks.length);
+    await enqueueIo(
+      t,
+      Array.from({ length: 6 }, (_, i) => ({ key: `big${i}`, value: value(i) })),
+      { batch: true, poolOptions: { maxParallelism: 6 } },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 6, 20_000, 50);
+    expect(handed).toEqual({ rows: 1, items: 6 });
+    const results = (await completions(t)).map((c) => c.result.returnValue).sort();
+    expect(results).toEqual(Array.from({ length: 6 }, (_, i) => value(i)));
+  });
+
+  it("recovery leaves a task whose outcome waits in its executor's report row, first or not", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const [a, b] = await enqueueIo(t, ios(2, { ms: 600_000 }), { batch: true });
+    await runUntil(t, () => probe.running === 2, 5_000, 50);
+    // A report of both outcomes waits in a later segment (as while the loop is behind), in one
+    // row: a's outcome first, b's among `more`. Then the executor dies.
+    const executorId = await runningExecutor(t, a);
+    const rowId = await inComponent(t, async (ctx) => {
+      const outcome = (workId: string) => ({
+        workId,
+        attempt: 1,
+        result: { kind: "success", returnValue: workId },
+      });
+      return await ctx.db.insert("pendingCompletion", {
+        ...outcome(a),
+        more: [outcome(b)],
+        runner: executorId,
+        segment: Number.MAX_SAFE_INTEGER,
+      });
+    });
+    const killed = killRunnerAtNextReport();
+    await runUntil(t, () => killed.count === 1, 5_000, 50);
+    // Two recovery cycles: neither task is taken for dead.
+    await runFor(t, 75_000, 1_000);
+    expect(await completions(t)).toEqual([]);
+    // Without the row, recovery finds both dead.
+    await inComponent(t, async (ctx) => await ctx.db.delete("pendingCompletion", rowId));
+    await runUntil(t, async () => (await completions(t)).length === 2, 60_000, 1_000);
+    for (const done of await completions(t)) {
+      expect(done.result.error).toMatch(/^workpool: executor died/);
+    }
+  });
+});
+
+/** The executor a running task was handed to. */
+async function runningExecutor(t: T, id: string): Promise<string> {
+  return await inComponent(t, async (ctx) => {
+    const work = await ctx.db.get(id);
+    if (work?.state.kind !== "running") throw new Error(`${id} is not running`);
+    return work.state.executorId;
+  });
+}

@@ -156,7 +156,9 @@ export function failReports(faults: { inserts?: ReportFault; schedules?: ReportF
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (op === "1.0/insert" && faults.inserts) {
       const { table, value } = JSON.parse(jsonArgs);
-      if (table === "pendingCompletion" && faults.inserts(value)) {
+      // A report of many files several outcomes in one row: it fails if any of them is hit.
+      const outcomes = table === "pendingCompletion" ? [value, ...(value.more ?? [])] : [];
+      if (outcomes.some((outcome) => faults.inserts!(outcome))) {
         injected.count++;
         throw new Error("injected: failure of the completion write");
       }

@@ -773,8 +773,8 @@ async function runOn(
         ? deployment.documents("handovers")
         : await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect())
       )
-        .filter((h: { kind: string }) => h.kind === "task")
-        .map((h: { workId: string }) => h.workId),
+        .flatMap((h: { tasks: Array<{ workId: string }> }) => h.tasks)
+        .map((task: { workId: string }) => task.workId),
     );
     for (const w of inDead) {
       const job = jobs.find((j) => j.id === w._id);

@@ -11,13 +11,14 @@ import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 import { vDeliveryItem } from "./runners/deliver.js";
 import {
-  vAttemptResult,
+  vFiledOutcome,
   vFnType,
   vJobState,
   vLogLevel,
   vOnCompleteSpec,
   vRateLimit,
   vRetryBehavior,
+  vTaskHandover,
   vSecondEvents,
   vStoredPriority,
 } from "./model/validators.js";
@@ -149,22 +150,27 @@ export default defineSchema({
     .index("by_workId", ["workId"]),
 
   /**
-   * Finished attempts waiting for the loop: one row per attempt a worker reported.
+   * Finished attempts waiting for the loop: one row per attempt a worker reported, or per up to
+   * COMPLETION_ROW_OUTCOMES attempts an executor's report carried (`more`).
    * Written by: workers (the action worker through `worker.complete`; the mutation/query worker in its
-   * own transaction), always into the next segment. Read by: the loop. Deleted by: the loop, when it
-   * processes the completion (retry or finish).
+   * own transaction), action runners and executors (their reports), into a segment the loop is not
+   * reading (kick.ts `claimSegment`). Read by: the loop; recovery (by workId, or by `runner`).
+   * Deleted by: the loop, when it processes the row's completions (retry or finish).
    */
   pendingCompletion: defineTable({
-    workId: v.id("work"),
-    /** The attempt this result belongs to (1-based); a result for any other attempt is stale. */
-    attempt: v.number(),
-    result: vAttemptResult,
-    /** Set when the return value was too large to keep inline: it lives in this payload row. */
-    returnValuePayloadId: v.optional(v.id("payloads")),
+    // The row's first outcome (found by its workId).
+    ...vFiledOutcome.fields,
     segment: v.number(),
+    /** The rest of the outcomes of a report that carried many (an executor's, complete.ts
+     * `recordCompletions`): one row holds up to COMPLETION_ROW_OUTCOMES, settled together. */
+    more: v.optional(v.array(vFiledOutcome)),
+    /** Set with `more`: the runner whose report this is (its executor's id), by which recovery
+     * finds an outcome that is not a row's first. */
+    runner: v.optional(v.string()),
   })
     .index("by_segment", ["segment"])
-    .index("by_workId", ["workId", "attempt"]),
+    .index("by_workId", ["workId", "attempt"])
+    .index("by_runner", ["runner"]),
 
   /**
    * Cancel requests waiting for the loop. Written by: cancel and cancelAll, into the next segment.
@@ -310,28 +316,19 @@ export default defineSchema({
   }).index("by_fnHandle", ["fnHandle"]),
 
   /**
-   * What the loop hands an executor: a task to run (`task` rows) or a task to cancel (`cancel`
-   * rows). Written only by the loop, into the segment after its own; read and deleted by the
-   * executor's reports (up to their own clock's segment, so a report and a pass do not meet), and
-   * by the loop for an executor that ended or died before taking them (the task goes back to
-   * pending, no attempt used).
+   * What the loop hands an executor: tasks to run and tasks to cancel, one row per executor per
+   * pass (or more, HANDOVER_ROW_BYTES each). Written only by the loop, into the segment after its
+   * own; read and deleted by the executor's reports (up to their own clock's segment, so a report
+   * and a pass do not meet), and by the loop for an executor that ended or died before taking
+   * them (the task goes back to pending, no attempt used).
    */
   handovers: defineTable({
     executorId: v.id("executors"),
     segment: v.number(),
-    kind: v.union(v.literal("task"), v.literal("cancel")),
-    workId: v.id("work"),
-    /** The attempt's run number, echoed in the executor's report. */
-    attempt: v.number(),
-    /** Attempts the task made before (its handler's `attempt`). */
-    previousAttempts: v.optional(v.number()),
-    task: v.optional(v.string()),
-    /** The task's arguments when small; otherwise read from `payloadId` by the report. */
-    fnArgs: v.optional(v.any()),
-    payloadId: v.optional(v.id("payloads")),
-  })
-    .index("by_executor", ["executorId", "segment"])
-    .index("by_workId", ["workId"]),
+    tasks: v.array(vTaskHandover),
+    /** Tasks to cancel (their signal aborts). */
+    cancels: v.array(v.id("work")),
+  }).index("by_executor", ["executorId", "segment"]),
 
   /**
    * onComplete callbacks waiting to be delivered, a batch per row (see deliver.ts).

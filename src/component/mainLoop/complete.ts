@@ -17,6 +17,7 @@ import {
   runNumber,
   vAttemptResult,
   type AttemptResult,
+  type FiledOutcome,
   type RunResult,
 } from "../model/validators.js";
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
@@ -30,28 +31,84 @@ import { countEvent, recordFinish } from "./stats.js";
  * own, so 50 keeps a pass well inside Convex's transaction limits. */
 export const COMPLETION_BATCH = 50;
 
-/** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep. */
-export async function recordCompletion(
+/** Outcomes one `pendingCompletion` row holds at most (a report of more files more rows): the
+ * loop settles a row whole, so this is also the most a pass may settle past COMPLETION_BATCH. */
+export const COMPLETION_ROW_OUTCOMES = 50;
+/** Bytes of outcomes one row holds at most: each is capped (an error at 8 KiB, an inline value at
+ * 8 KiB), so a full row stays far below Convex's 1 MiB per document. */
+export const COMPLETION_ROW_BYTES = 256 * 1024;
+
+/** An attempt's outcome as a runner reports it. */
+export type ReportedOutcome = { workId: Id<"work">; attempt: number; result: AttemptResult };
+
+/** The outcome as it is filed: an error cut to its cap, a large return value moved to a payload. */
+async function fileOutcome(
   ctx: MutationCtx,
-  { workId, attempt, result }: { workId: Id<"work">; attempt: number; result: AttemptResult },
-  claimed?: number,
-): Promise<void> {
-  // A report of many outcomes claims its segment once (`claimed`): one read of runStatus.
-  const segment = claimed ?? (await claimSegment(ctx));
+  { workId, attempt, result }: ReportedOutcome,
+): Promise<FiledOutcome> {
   // Workers cut messages already; a report from elsewhere (an older worker) is cut here.
   if (result.kind === "failed") result = { ...result, error: capErrorMessage(result.error) };
   if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
-    await ctx.db.insert("pendingCompletion", {
+    return {
       workId,
       attempt,
       result: { kind: "success", returnValue: null },
       returnValuePayloadId: payloadId,
-      segment,
-    });
-  } else {
-    await ctx.db.insert("pendingCompletion", { workId, attempt, result, segment });
+    };
   }
+  return { workId, attempt, result };
+}
+
+/** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep.
+ * `claimed`: the segment a report of many already claimed. */
+export async function recordCompletion(
+  ctx: MutationCtx,
+  outcome: ReportedOutcome,
+  claimed?: number,
+): Promise<void> {
+  const segment = claimed ?? (await claimSegment(ctx));
+  await ctx.db.insert("pendingCompletion", { ...(await fileOutcome(ctx, outcome)), segment });
+}
+
+/**
+ * Records the outcomes of one runner's report, claiming a segment once: a row per outcome, or,
+ * given the `runner` its jobs' running state names (an executor's id), up to
+ * COMPLETION_ROW_OUTCOMES per row, so that a report of many costs the loop a few rows to read
+ * and delete instead of one per outcome.
+ */
+export async function recordCompletions(
+  ctx: MutationCtx,
+  outcomes: ReportedOutcome[],
+  runner?: string,
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  const segment = await claimSegment(ctx);
+  if (runner === undefined) {
+    for (const outcome of outcomes) await recordCompletion(ctx, outcome, segment);
+    return;
+  }
+  let row: FiledOutcome[] = [];
+  let bytes = 0;
+  const insertRow = async () => {
+    const [first, ...more] = row;
+    await ctx.db.insert("pendingCompletion", {
+      ...first,
+      segment,
+      ...(more.length > 0 ? { more, runner } : {}),
+    });
+    row = [];
+    bytes = 0;
+  };
+  for (const outcome of outcomes) {
+    const filed = await fileOutcome(ctx, outcome);
+    const size = valueSizeBytes(filed);
+    const full = row.length >= COMPLETION_ROW_OUTCOMES || bytes + size > COMPLETION_ROW_BYTES;
+    if (row.length > 0 && full) await insertRow();
+    row.push(filed);
+    bytes += size;
+  }
+  await insertRow();
 }
 
 /** Called by the action worker with the outcome of its attempt. */
@@ -64,7 +121,14 @@ export const complete = internalMutation({
   },
 });
 
-/** Loop stage: processes due completions. Returns true when a full batch was taken (more may wait). */
+/** The outcomes a `pendingCompletion` row holds: its own, then its `more`. */
+function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
+  const { workId, attempt, result, returnValuePayloadId } = row;
+  return [{ workId, attempt, result, returnValuePayloadId }, ...(row.more ?? [])];
+}
+
+/** Loop stage: processes due completions, up to COMPLETION_BATCH outcomes (a row is taken whole).
+ * Returns true when it stopped at its batch (more may wait). */
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
   const { rows, full } = await takeWithinBudget(
@@ -74,26 +138,34 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
         q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
       ),
     COMPLETION_BATCH,
+    undefined,
+    (row) => 1 + (row.more?.length ?? 0),
   );
   advanceCursor(pass, "completion", full ? rows[rows.length - 1].segment : pass.segment);
   for (const row of rows) {
     await ctx.db.delete("pendingCompletion", row._id);
-    const work = await ctx.db.get("work", row.workId);
-    if (work === null || work.state.kind !== "running" || row.attempt !== runNumber(work)) {
-      // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
-      pass.state.stats.staleCompletions++;
-      pass.log.warn("staleCompletion", {
-        workId: row.workId,
-        attempt: row.attempt,
-        state: work?.state.kind ?? "missing",
-      });
-      if (row.returnValuePayloadId) await ctx.db.delete("payloads", row.returnValuePayloadId);
-      continue;
-    }
-    await endAttempt(pass, work);
-    await settleAttempt(pass, work, row.result, row.returnValuePayloadId);
+    for (const outcome of outcomesOf(row)) await processOutcome(pass, outcome);
   }
   return full;
+}
+
+/** Settles one reported outcome, unless it is stale. */
+async function processOutcome(pass: Pass, outcome: FiledOutcome): Promise<void> {
+  const { ctx } = pass;
+  const work = await ctx.db.get("work", outcome.workId);
+  if (work === null || work.state.kind !== "running" || outcome.attempt !== runNumber(work)) {
+    // A duplicate or late report (e.g. for an attempt recovery already gave up on): ignore it.
+    pass.state.stats.staleCompletions++;
+    pass.log.warn("staleCompletion", {
+      workId: outcome.workId,
+      attempt: outcome.attempt,
+      state: work?.state.kind ?? "missing",
+    });
+    if (outcome.returnValuePayloadId) await ctx.db.delete("payloads", outcome.returnValuePayloadId);
+    return;
+  }
+  await endAttempt(pass, work);
+  await settleAttempt(pass, work, outcome.result, outcome.returnValuePayloadId);
 }
 
 /** Counts a running job's attempt as ended (reported, or found dead): its pool slot is free. */

@@ -2,12 +2,13 @@
  * Tasks, the loop's side: handing an admitted task to an executor (an app action that runs many
  * tasks at once, runners/executor.ts), starting executors when none has room, counting what each
  * holds, and taking back tasks an executor never took. The loop admits a task exactly as any other
- * job (start.ts); only how it reaches its runner differs: a `handovers` row instead of a scheduled
- * worker. Only the loop calls this; it never runs user code and never waits for an executor.
+ * job (start.ts); only how it reaches its runner differs: a `handovers` row (one per executor per
+ * pass, holding every task the pass handed it) instead of a scheduled worker. Only the loop calls this; it never runs user code and never waits for an executor.
  */
 import type { FunctionHandle } from "convex/server";
 import type { Doc, Id } from "../_generated/dataModel.js";
-import { runNumber } from "../model/validators.js";
+import { runNumber, type TaskHandover } from "../model/validators.js";
+import { valueSizeBytes } from "../model/payloads.js";
 import type { Pass } from "./pass.js";
 
 /** Tasks an executor is handed before it says how many it runs at once (its first report): the
@@ -17,6 +18,13 @@ export const DEFAULT_EXECUTOR_CONCURRENCY = 50;
  * Convex ends an action after 10 minutes and a task may take 5 (the longest timeoutMs), so a task
  * handed over in the first 4 minutes always has time to run. */
 export const EXECUTOR_HANDOVER_WINDOW_MS = 4 * 60_000;
+/** Bytes of tasks one `handovers` row holds at most (a pass handing more writes more rows): each
+ * task's args are inline only up to 8 KiB, so a row stays far below Convex's 1 MiB per document. */
+export const HANDOVER_ROW_BYTES = 256 * 1024;
+/** Hand-over rows of one executor that recovery reads when it looks for a task the executor never
+ * took: the executor is over, so its rows only shrink (each untaken task is taken back); a task
+ * not among them is judged again in the next cycle. */
+export const HANDOVER_ROWS_READ = 20;
 /** Executors of one executor function a pass looks at: with 1,000 tasks in flight at the smallest
  * concurrency worth using (10), 100 executors; more would mean a pool of far more actions than
  * Convex runs at once. */
@@ -25,6 +33,8 @@ export const MAX_EXECUTORS_PER_FUNCTION = 100;
 export type ExecutorEntry = {
   row: Doc<"executors">;
   dirty: boolean;
+  /** What this pass hands it, written as its `handovers` rows by `flushExecutors`. */
+  handed?: { tasks: TaskHandover[]; cancels: Id<"work">[] };
   gone?: boolean;
   /** Started by this pass: its first report runs after the pass commits. */
   fresh?: boolean;
@@ -47,8 +57,7 @@ async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[
     // An executor that ended after its last task was settled is not written again by a pass that
     // settles one: it goes here, when its function's executors are next read.
     if (entry.row.assigned === 0 && (entry.row.ending || (await actionOver(pass, entry.row)))) {
-      await pass.ctx.db.delete("executors", row._id);
-      entry.gone = true;
+      await dropExecutor(pass, entry);
       continue;
     }
     entries.push(entry);
@@ -75,9 +84,15 @@ function hasRoom(pass: Pass, { row, gone }: ExecutorEntry): boolean {
   return row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY);
 }
 
+/** What the pass hands an executor, gathered until `flushExecutors` writes it. */
+function handedTo(entry: ExecutorEntry): NonNullable<ExecutorEntry["handed"]> {
+  entry.handed ??= { tasks: [], cancels: [] };
+  return entry.handed;
+}
+
 /**
- * Hands an admitted task to an executor with room (starting one when none has), as a `handovers`
- * row in the next segment. Returns what the job's running state records: the executor and its
+ * Hands an admitted task to an executor with room (starting one when none has), in the executor's
+ * `handovers` row of this pass. Returns what the job's running state records: the executor and its
  * action's scheduled run (recovery asks the scheduler about it, as about a worker).
  */
 export async function handOverTask(
@@ -90,16 +105,11 @@ export async function handOverTask(
     (await startExecutor(pass, work.fnHandle, entries));
   entry.row.assigned++;
   entry.dirty = true;
-  await pass.ctx.db.insert("handovers", {
-    executorId: entry.row._id,
-    // A running executor's reports read up to their own segment: the next one is not being read.
-    // One started by this pass reports only after it commits, so it may read this one.
-    segment: entry.fresh ? pass.segment : pass.segment + 1,
-    kind: "task",
+  handedTo(entry).tasks.push({
     workId: work._id,
     attempt: runNumber(work),
     previousAttempts: work.attempts,
-    task: work.task,
+    task: work.task ?? "",
     fnArgs: work.fnArgs,
     payloadId: work.payloadId,
   });
@@ -144,25 +154,44 @@ export async function releaseTask(pass: Pass, executorId: Id<"executors">): Prom
 /** Asks the executor running a task to cancel it (its signal aborts at its next report). */
 export async function handOverCancel(pass: Pass, work: Doc<"work">): Promise<void> {
   if (work.state.kind !== "running" || work.state.executorId === undefined) return;
-  await pass.ctx.db.insert("handovers", {
-    executorId: work.state.executorId,
-    segment: pass.segment + 1,
-    kind: "cancel",
-    workId: work._id,
-    attempt: runNumber(work),
-  });
+  // A running task's executor keeps its row (it is deleted only once nothing it holds runs).
+  const entry = await executorById(pass, work.state.executorId);
+  if (entry === undefined) return;
+  handedTo(entry).cancels.push(work._id);
+  entry.dirty = true;
 }
 
-/** The task hand-over of a running task that its executor has not taken yet, if any. */
+/** A task hand-over an executor has not taken yet: the row that holds it, and the task. */
+export type Untaken = { row: Doc<"handovers">; task: TaskHandover };
+
+/** The hand-over of a running task that its executor has not taken yet: null when it was taken,
+ * "unknown" when the executor has more rows than HANDOVER_ROWS_READ and none read holds it. */
 export async function untakenHandover(
   pass: Pass,
+  executorId: Id<"executors">,
   workId: Id<"work">,
-): Promise<Doc<"handovers"> | null> {
+): Promise<Untaken | null | "unknown"> {
   const rows = await pass.ctx.db
     .query("handovers")
-    .withIndex("by_workId", (q) => q.eq("workId", workId))
-    .take(4);
-  return rows.find((row) => row.kind === "task") ?? null;
+    .withIndex("by_executor", (q) => q.eq("executorId", executorId))
+    .take(HANDOVER_ROWS_READ);
+  for (const row of rows) {
+    const task = row.tasks.find((handed) => handed.workId === workId);
+    if (task) return { row, task };
+  }
+  return rows.length === HANDOVER_ROWS_READ ? "unknown" : null;
+}
+
+/** Takes an untaken task back from its hand-over row (the row goes with its last task). */
+export async function takeBack(pass: Pass, { row, task }: Untaken): Promise<void> {
+  const tasks = row.tasks.filter((handed) => handed.workId !== task.workId);
+  // Its executor is over: cancels left with the last task are moot.
+  if (tasks.length === 0) {
+    await pass.ctx.db.delete("handovers", row._id);
+  } else {
+    await pass.ctx.db.patch("handovers", row._id, { tasks });
+  }
+  row.tasks = tasks;
 }
 
 /** Whether an executor's action is over (ended, failed, canceled or gone), per the scheduler. */
@@ -173,18 +202,64 @@ async function actionOver(pass: Pass, row: Doc<"executors">): Promise<boolean> {
 }
 
 /**
- * Writes back the executors this pass changed. One whose tasks have all ended is deleted once it
- * said it ends, or once its action is over (it died, or ended on its own): nothing refers to it.
+ * Writes back the executors this pass changed, and what it handed them. One whose tasks have all
+ * ended is deleted once it said it ends, or once its action is over (it died, or ended on its
+ * own): nothing refers to it.
  */
 export async function flushExecutors(pass: Pass): Promise<void> {
   for (const entry of pass.executorsById.values()) {
     if (!entry.dirty || entry.gone) continue;
     const { row } = entry;
+    if (entry.handed) await writeHandovers(pass, entry, entry.handed);
     if (row.assigned === 0 && (row.ending || (await actionOver(pass, row)))) {
-      await pass.ctx.db.delete("executors", row._id);
-      entry.gone = true;
+      await dropExecutor(pass, entry);
     } else {
       await pass.ctx.db.patch("executors", row._id, { assigned: row.assigned });
     }
   }
+}
+
+/** Deletes an executor that holds no task any more, with the hand-overs it left: only cancels
+ * can be left (an untaken task counts as held until it is taken back), and they are moot. */
+async function dropExecutor(pass: Pass, entry: ExecutorEntry): Promise<void> {
+  const left = await pass.ctx.db
+    .query("handovers")
+    .withIndex("by_executor", (q) => q.eq("executorId", entry.row._id))
+    .take(HANDOVER_ROWS_READ);
+  for (const row of left) await pass.ctx.db.delete("handovers", row._id);
+  await pass.ctx.db.delete("executors", entry.row._id);
+  entry.gone = true;
+}
+
+/** Writes what the pass handed one executor: as few rows as HANDOVER_ROW_BYTES allows. */
+async function writeHandovers(
+  pass: Pass,
+  entry: ExecutorEntry,
+  { tasks, cancels }: NonNullable<ExecutorEntry["handed"]>,
+): Promise<void> {
+  // A running executor's reports read up to their own segment: the next one is not being read.
+  // One started by this pass reports only after it commits, so it may read this one.
+  const segment = entry.fresh ? pass.segment : pass.segment + 1;
+  const insert = (rowTasks: TaskHandover[], rowCancels: Id<"work">[]) =>
+    pass.ctx.db.insert("handovers", {
+      executorId: entry.row._id,
+      segment,
+      tasks: rowTasks,
+      cancels: rowCancels,
+    });
+  let row: TaskHandover[] = [];
+  let bytes = 0;
+  let rowCancels = cancels;
+  for (const task of tasks) {
+    const size = valueSizeBytes(task);
+    if (row.length > 0 && bytes + size > HANDOVER_ROW_BYTES) {
+      await insert(row, rowCancels);
+      row = [];
+      bytes = 0;
+      rowCancels = [];
+    }
+    row.push(task);
+    bytes += size;
+  }
+  if (row.length > 0 || rowCancels.length > 0) await insert(row, rowCancels);
 }

@@ -34,19 +34,26 @@ export async function passReadSpent(pass: Pass): Promise<boolean> {
  * Rows of `query`, in its order, until `maxRows` were taken or their bytes reached `maxBytes`.
  * `full` is true when it stopped on either limit (more may wait). Every batch a pass reads goes
  * through here or `.first()`: a count alone does not bound a read of rows whose size users control.
+ * With `weigh`, a row counts for its weight towards `maxRows` (a completion row for its outcomes):
+ * a row that would carry the count past it is left for later, unless it is the first.
  */
 export async function takeWithinBudget<T>(
   query: AsyncIterable<T>,
   maxRows: number,
   maxBytes: number = BATCH_READ_BYTES,
+  weigh: (row: T) => number = () => 1,
 ): Promise<{ rows: T[]; full: boolean }> {
   const rows: T[] = [];
+  let count = 0;
   let bytes = 0;
   if (maxRows <= 0) return { rows, full: true };
   for await (const row of query) {
+    const weight = weigh(row);
+    if (rows.length > 0 && count + weight > maxRows) return { rows, full: true };
     rows.push(row);
+    count += weight;
     bytes += valueSizeBytes(row);
-    if (rows.length >= maxRows || bytes >= maxBytes) return { rows, full: true };
+    if (count >= maxRows || bytes >= maxBytes) return { rows, full: true };
   }
   return { rows, full: false };
 }

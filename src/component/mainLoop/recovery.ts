@@ -11,7 +11,7 @@
  */
 import { capErrorMessage } from "../model/errors.js";
 import type { Doc } from "../_generated/dataModel.js";
-import { untakenHandover } from "./executors.js";
+import { takeBack, untakenHandover, type Untaken } from "./executors.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
 import type { Pass } from "./pass.js";
 import { runNumber } from "../model/validators.js";
@@ -52,9 +52,52 @@ type Verdict =
   | { kind: "dead"; why: string }
   | { kind: "reportLost" }
   // A task whose executor is over and never took it: back to pending, no attempt used.
-  | { kind: "untaken"; handover: Doc<"handovers"> };
+  | { kind: "untaken"; handover: Untaken };
 
-async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
+/** A runner's pending completion rows that recovery read in this pass: the attempts they hold
+ * (`${workId}:${attempt}`), and whether the runner had more rows than were read. */
+type RunnerRows = { attempts: Set<string>; partial: boolean };
+
+/** Completion rows of one runner recovery reads at most. A runner files a row or two per report
+ * and the loop drains them every pass; more wait only while the loop is behind, and then the
+ * attempt is judged alive and looked at again in the next cycle. */
+export const RUNNER_ROWS_READ = 20;
+
+/** Whether the outcome of the job's current attempt waits in `pendingCompletion`: as a row's
+ * first (by workId), or in a row its runner filed with more (by runner, read once per pass). */
+async function reportWaits(
+  pass: Pass,
+  work: Doc<"work">,
+  filedByRunner: Map<string, RunnerRows>,
+): Promise<boolean> {
+  const run = runNumber(work);
+  const own = await pass.ctx.db
+    .query("pendingCompletion")
+    .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", run))
+    .first();
+  if (own !== null) return true;
+  const runner = work.state.kind === "running" ? work.state.executorId : undefined;
+  if (runner === undefined) return false;
+  let filed = filedByRunner.get(runner);
+  if (filed === undefined) {
+    const rows = await pass.ctx.db
+      .query("pendingCompletion")
+      .withIndex("by_runner", (q) => q.eq("runner", runner))
+      .take(RUNNER_ROWS_READ);
+    const attempts = new Set(
+      rows.flatMap((row) => (row.more ?? []).map((o) => `${o.workId}:${o.attempt}`)),
+    );
+    filed = { attempts, partial: rows.length === RUNNER_ROWS_READ };
+    filedByRunner.set(runner, filed);
+  }
+  return filed.partial || filed.attempts.has(`${work._id}:${run}`);
+}
+
+async function judge(
+  pass: Pass,
+  work: Doc<"work">,
+  filedByRunner: Map<string, RunnerRows>,
+): Promise<Verdict> {
   const { ctx } = pass;
   if (work.state.kind !== "running") return { kind: "alive" };
   if (work.state.startedAt > pass.now - RECOVERY_THRESHOLD_MS) return { kind: "alive" };
@@ -62,15 +105,12 @@ async function judge(pass: Pass, work: Doc<"work">): Promise<Verdict> {
   if (job !== null && (job.state.kind === "pending" || job.state.kind === "inProgress")) {
     return { kind: "alive" };
   }
-  const run = runNumber(work);
-  const reported = await ctx.db
-    .query("pendingCompletion")
-    .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", run))
-    .first();
   // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
-  if (reported !== null) return { kind: "alive" };
-  if (work.task !== undefined) {
-    const handover = await untakenHandover(pass, work._id);
+  if (await reportWaits(pass, work, filedByRunner)) return { kind: "alive" };
+  if (work.task !== undefined && work.state.executorId !== undefined) {
+    const handover = await untakenHandover(pass, work.state.executorId, work._id);
+    // Among more rows than were read: judged again in the next cycle, as rows are taken back.
+    if (handover === "unknown") return { kind: "alive" };
     if (handover !== null) return { kind: "untaken", handover };
     if (job === null || job.state.kind !== "success") {
       const why =
@@ -121,8 +161,9 @@ export async function recover(pass: Pass): Promise<void> {
   } else {
     state.recoveryCursor = page.continueCursor;
   }
+  const filedByRunner = new Map<string, RunnerRows>();
   for (const work of page.page) {
-    const verdict = await judge(pass, work);
+    const verdict = await judge(pass, work, filedByRunner);
     switch (verdict.kind) {
       case "alive":
         break;
@@ -138,13 +179,13 @@ export async function recover(pass: Pass): Promise<void> {
         });
         break;
       case "untaken": {
-        await pass.ctx.db.delete("handovers", verdict.handover._id);
+        await takeBack(pass, verdict.handover);
         await endAttempt(pass, work);
         pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });
         await settleAttempt(pass, work, {
           kind: "snoozed",
           delayMs: 0,
-          fnArgs: verdict.handover.fnArgs,
+          fnArgs: verdict.handover.task.fnArgs,
         });
         break;
       }

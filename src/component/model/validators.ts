@@ -75,6 +75,32 @@ export const vAttemptResult = v.union(
 );
 export type AttemptResult = Infer<typeof vAttemptResult>;
 
+/** One attempt's outcome as filed for the loop: in a `pendingCompletion` row's own fields (the
+ * first outcome of the row), or among its `more` (the rest of a runner's report). */
+export const vFiledOutcome = v.object({
+  workId: v.id("work"),
+  /** The attempt this result belongs to (1-based); a result for any other attempt is stale. */
+  attempt: v.number(),
+  result: vAttemptResult,
+  /** Set when the return value was too large to keep inline: it lives in this payload row. */
+  returnValuePayloadId: v.optional(v.id("payloads")),
+});
+export type FiledOutcome = Infer<typeof vFiledOutcome>;
+
+/** A task the loop hands an executor (a `handovers` row holds many). */
+export const vTaskHandover = v.object({
+  workId: v.id("work"),
+  /** The attempt's run number, echoed in the executor's report. */
+  attempt: v.number(),
+  /** Attempts the task made before (its handler's `attempt`). */
+  previousAttempts: v.number(),
+  task: v.string(),
+  /** The task's arguments when small; otherwise read from `payloadId` by the report. */
+  fnArgs: v.optional(v.any()),
+  payloadId: v.optional(v.id("payloads")),
+});
+export type TaskHandover = Infer<typeof vTaskHandover>;
+
 /** True for an outcome whose job keeps its args and options for `retry` while retained. */
 export function keptForRetry(result: { kind: string }): boolean {
   return result.kind === "failed" || result.kind === "canceled";

@@ -12,8 +12,7 @@ import type { FunctionHandle } from "convex/server";
 import { v } from "convex/values";
 import { internal } from "../_generated/api.js";
 import { internalAction, internalMutation } from "../_generated/server.js";
-import { claimSegment } from "../api/kick.js";
-import { recordCompletion } from "../mainLoop/complete.js";
+import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { vAttemptResult } from "../model/validators.js";
 import { BatchRun } from "./batchRun.js";
 import { scheduleReport, vWorkerArgs } from "./worker.js";
@@ -82,11 +81,12 @@ export const complete = internalMutation({
   },
   returns: v.null(),
   handler: async (ctx, { outcomes }) => {
-    const segment = await claimSegment(ctx);
+    const reported: ReportedOutcome[] = [];
     for (const { workId, attempt, result } of outcomes) {
       const id = ctx.db.normalizeId("work", workId);
-      if (id !== null) await recordCompletion(ctx, { workId: id, attempt, result }, segment);
+      if (id !== null) reported.push({ workId: id, attempt, result });
     }
+    await recordCompletions(ctx, reported);
     return null;
   },
 });

@@ -9,16 +9,16 @@
  * loop has nothing of it left to settle); never decides
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
-import { v } from "convex/values";
+import { v, type Infer } from "convex/values";
 import type { Id } from "../_generated/dataModel.js";
 import { mutation, type MutationCtx } from "../_generated/server.js";
-import { recordCompletion } from "../mainLoop/complete.js";
+import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/payloads.js";
 import { segmentOf } from "../model/segments.js";
 import { vAttemptResult } from "../model/validators.js";
 
-/** Hand-overs one report takes at most: the most tasks an executor runs at once. */
+/** Tasks one report takes at most: the most tasks an executor runs at once. */
 export const REPORT_TAKE_BATCH = 1000;
 /** Bytes of task arguments one report returns at most (large ones are read from their payload):
  * a report's answer stays far below Convex's limits, and the rest come with the next report. */
@@ -69,11 +69,14 @@ export const report = mutation({
     }
     const id = ctx.db.normalizeId("executors", executorId);
     const row = id === null ? null : await ctx.db.get("executors", id);
+    const reported: ReportedOutcome[] = [];
     for (const outcome of outcomes) {
       const workId = ctx.db.normalizeId("work", outcome.workId);
       if (workId === null) continue; // not a job of this pool: nothing to record
-      await recordCompletion(ctx, { workId, attempt: outcome.attempt, result: outcome.result });
+      reported.push({ workId, attempt: outcome.attempt, result: outcome.result });
     }
+    // Filed under the executor's id, which its tasks' running state names (for recovery).
+    await recordCompletions(ctx, reported, row?._id);
     if (row === null) return NONE;
     if (concurrency !== undefined && row.concurrency !== concurrency) {
       await ctx.db.patch("executors", row._id, { concurrency });
@@ -95,19 +98,14 @@ export const report = mutation({
  * loop writes into the segment after its own, so a report does not read what a pass that runs
  * meanwhile writes. A last report (`all`) reads every segment instead: a pass handing it a task at
  * that moment then conflicts with it (one of the two runs again, and sees the other), so no task
- * is handed to an executor that has ended.
+ * is handed to an executor that has ended. Stops at REPORT_TAKE_BATCH tasks or REPORT_ARGS_BYTES
+ * of arguments, leaving the rest of a row in it for the next report (`more`).
  */
 async function takeHandovers(ctx: MutationCtx, executorId: Id<"executors">, all: boolean) {
-  const tasks: Array<{
-    workId: string;
-    attempt: number;
-    previousAttempts: number;
-    task: string;
-    fnArgs: unknown;
-  }> = [];
+  const tasks: Array<Infer<typeof vHandedTask>> = [];
   const cancels: string[] = [];
   let bytes = 0;
-  let more = false;
+  const full = () => tasks.length >= REPORT_TAKE_BATCH || bytes >= REPORT_ARGS_BYTES;
   const rows = ctx.db
     .query("handovers")
     .withIndex("by_executor", (q) =>
@@ -116,25 +114,24 @@ async function takeHandovers(ctx: MutationCtx, executorId: Id<"executors">, all:
         : q.eq("executorId", executorId).lte("segment", segmentOf(Date.now())),
     );
   for await (const row of rows) {
-    if (tasks.length + cancels.length >= REPORT_TAKE_BATCH || bytes >= REPORT_ARGS_BYTES) {
-      more = true;
-      break;
+    if (full()) return { tasks, cancels, more: true, stop: false };
+    cancels.push(...row.cancels);
+    let taken = 0;
+    for (const handed of row.tasks) {
+      if (full()) break;
+      const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
+      const fnArgs = payload ? payload.fnArgs : handed.fnArgs;
+      bytes += valueSizeBytes(fnArgs);
+      const { workId, attempt, previousAttempts, task } = handed;
+      tasks.push({ workId, attempt, previousAttempts, task, fnArgs });
+      taken++;
+    }
+    if (taken < row.tasks.length) {
+      // The rest of the row waits for the next report (its cancels were taken).
+      await ctx.db.patch("handovers", row._id, { tasks: row.tasks.slice(taken), cancels: [] });
+      return { tasks, cancels, more: true, stop: false };
     }
     await ctx.db.delete("handovers", row._id);
-    if (row.kind === "cancel") {
-      cancels.push(row.workId);
-      continue;
-    }
-    const payload = row.payloadId ? await ctx.db.get("payloads", row.payloadId) : null;
-    const fnArgs = payload ? payload.fnArgs : row.fnArgs;
-    bytes += valueSizeBytes(fnArgs);
-    tasks.push({
-      workId: row.workId,
-      attempt: row.attempt,
-      previousAttempts: row.previousAttempts ?? 0,
-      task: row.task ?? "",
-      fnArgs,
-    });
   }
-  return { tasks, cancels, more, stop: false };
+  return { tasks, cancels, more: false, stop: false };
 }
