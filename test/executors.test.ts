@@ -404,7 +404,61 @@ function countInserts(
   return seen;
 }
 
-describe("executors' rows: hand-overs and reports of many tasks", () => {
+describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
+  it("an enqueueBatch files its jobs due together in one start row per 100, and they start in order", async () => {
+    const t = setup();
+    const filed = countInserts("pendingStart", (row) => 1 + (row.more?.length ?? 0));
+    const argsList = Array.from({ length: 250 }, (_, i) => ({ key: `o:${i}`, ms: 100 }));
+    const ids = await enqueueIo(t, argsList.slice(0, 150), {
+      batch: true,
+      poolOptions: { maxParallelism: 7 },
+    });
+    ids.push(
+      ...(await enqueueIo(t, argsList.slice(150), {
+        batch: true,
+        poolOptions: { maxParallelism: 7 },
+      })),
+    );
+    expect(filed).toEqual({ rows: 3, items: 250 }); // 100 + 50, then 100
+    await runUntil(t, async () => (await completions(t)).length === 250, 60_000, 50);
+    // a row holds more than the 7 free slots: each pass starts what fits, the rest waits in it,
+    // and the loop starts them in the order they were enqueued
+    expect(probe.groupMax.get("o")).toBeLessThanOrEqual(7);
+    const startedAt = await inComponent(t, async (ctx) => {
+      const times: number[] = [];
+      for (const id of ids) times.push((await ctx.db.get(id)).state.startedAt);
+      return times;
+    });
+    expect(startedAt).toEqual([...startedAt].sort((a, b) => a - b));
+    expect(new Set(startedAt).size).toBeGreaterThan(250 / 7);
+    const left = await inComponent(t, async (ctx) => await ctx.db.query("pendingStart").collect());
+    expect(left).toEqual([]);
+  });
+
+  it("a job canceled while it waits in a batch's row, first or not, ends canceled; the others start", async () => {
+    const t = setup();
+    const errors = vi.spyOn(console, "error");
+    await t.mutation(anyApi.pool.callClient, { method: "pause", args: [{}] });
+    const ids = await enqueueIo(t, ios(5), { batch: true });
+    for (const i of [0, 2]) {
+      await t.mutation(anyApi.pool.callClient, { method: "cancel", args: [ids[i]] });
+    }
+    await runFor(t, 1_000, 100);
+    await t.mutation(anyApi.pool.callClient, { method: "resume", args: [{}] });
+    await runUntil(t, async () => (await completions(t)).length === 5, 10_000, 50);
+    const kinds = new Map((await completions(t)).map((c) => [c.workId, c.result.kind]));
+    expect(ids.map((id) => kinds.get(id))).toEqual([
+      "canceled",
+      "success",
+      "canceled",
+      "success",
+      "success",
+    ]);
+    expect([...probe.attempts.keys()].sort()).toEqual(["t1", "t3", "t4"]);
+    // the loop skips a canceled job of a batch's row as expected, not as a broken invariant
+    expect(errors).not.toHaveBeenCalled();
+  });
+
   it("a pass hands an executor its tasks in one row, and a report files its outcomes in one", async () => {
     const t = setup();
     const handed = countInserts("handovers", (row) => row.tasks.length);

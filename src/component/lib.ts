@@ -12,6 +12,7 @@ import { applyConfig, validateConfigUpdate } from "./config.js";
 import {
   countEnqueues,
   insertJob,
+  insertJobs,
   validateCountShard,
   vCountShard,
   MAX_ENQUEUE_BATCH,
@@ -121,13 +122,11 @@ export const enqueueBatch = mutation({
     });
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
-    const ids: Id<"work">[] = [];
     // The segment's first job of the batch carries the wake-up, if this call scheduled it.
     const known = new Set<number>();
-    for (let i = 0; i < items.length; i++) {
-      const target = await targetFor(ctx, now, dueSegment(checked[i].runAt), known);
-      ids.push(await insertJob(ctx, items[i], checked[i], now, target));
-    }
+    const ids = await insertJobs(ctx, items, checked, now, (i) =>
+      targetFor(ctx, now, dueSegment(checked[i].runAt), known),
+    );
     await countEnqueues(ctx, items, countShard);
     return ids;
   },

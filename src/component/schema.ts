@@ -104,7 +104,8 @@ export default defineSchema({
   }),
 
   /**
-   * Jobs waiting to start: one row per pending attempt, at the segment it may start in.
+   * Jobs waiting to start: one row per pending attempt (or per batch of a call's jobs, `more`), at
+   * the segment it may start in.
    * Written by: enqueue (into the next segment, or the segment of `runAt`; the first into a segment
    * also records the pass it scheduled there, `wake`), the loop (a retry, at the segment its backoff
    * ends). Read by: the loop (due segments), status and cancel (by workId), enqueues and the
@@ -134,6 +135,11 @@ export default defineSchema({
      * kick.ts `targetFor`): the loop moves it to its due segment before it starts anything
      * (mainLoop/refile.ts). */
     early: v.optional(v.literal(true)),
+    /** The rest of the jobs of one `enqueueBatch` call that share this row's due time, segment and
+     * priority and have no key (api/enqueue.ts, up to START_ROW_JOBS a row): they start in order
+     * after `workId`. One canceled while it waits stays listed; the loop skips it (it is no longer
+     * pending). */
+    more: v.optional(v.array(v.id("work"))),
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])

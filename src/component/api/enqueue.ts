@@ -4,7 +4,7 @@
  * starts work (the loop does).
  */
 import { v, type Infer } from "convex/values";
-import type { Id } from "../_generated/dataModel.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
 import type { MutationCtx } from "../_generated/server.js";
 import { invalidArgument } from "../model/errors.js";
 import type { Target } from "./kick.js";
@@ -127,9 +127,95 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
 export async function insertJob(
   ctx: MutationCtx,
   item: EnqueueItem,
-  { runAt, sizeBytes }: CheckedItem,
+  checked: CheckedItem,
+  now: number,
+  target: Target,
+): Promise<Id<"work">> {
+  const workId = await insertWork(ctx, item, checked, now);
+  await insertStart(ctx, [workId], startOf(item, checked, now, target));
+  return workId;
+}
+
+/** Jobs one `pendingStart` row lists at most (an `enqueueBatch` of more writes more rows): the
+ * loop's start batch, so a row is usually taken whole, and 100 ids keep the row near 4 KB. */
+export const START_ROW_JOBS = 100;
+
+/**
+ * Writes the checked jobs of one `enqueueBatch` call; returns their ids, in order. Jobs without a
+ * key that share a due time, segment and priority share start rows (up to START_ROW_JOBS each):
+ * the loop reads and deletes one row for them, not one each. A keyed job keeps a row of its own
+ * (its key's queue takes it alone). `targetOf` says where each job's row goes (kick.ts).
+ */
+export async function insertJobs(
+  ctx: MutationCtx,
+  items: EnqueueItem[],
+  checked: CheckedItem[],
+  now: number,
+  targetOf: (index: number) => Promise<Target>,
+): Promise<Id<"work">[]> {
+  const ids: Id<"work">[] = [];
+  const shared = new Map<string, { start: StartFields; ids: Id<"work">[] }>();
+  for (let i = 0; i < items.length; i++) {
+    const start = startOf(items[i], checked[i], now, await targetOf(i));
+    const workId = await insertWork(ctx, items[i], checked[i], now);
+    ids.push(workId);
+    if (start.key !== undefined) {
+      await insertStart(ctx, [workId], start);
+      continue;
+    }
+    const group = `${start.segment}:${start.runAt}:${start.priority}:${start.early === true}`;
+    const entry = shared.get(group);
+    if (entry) entry.ids.push(workId);
+    else shared.set(group, { start, ids: [workId] });
+  }
+  for (const { start, ids: grouped } of shared.values()) {
+    for (let at = 0; at < grouped.length; at += START_ROW_JOBS) {
+      // The first row carries the group's wake-up, if its first job's target brought one.
+      const wake = at === 0 ? start.wake : undefined;
+      await insertStart(ctx, grouped.slice(at, at + START_ROW_JOBS), { ...start, wake });
+    }
+  }
+  return ids;
+}
+
+/** A start row's fields, but its jobs. */
+type StartFields = Omit<Doc<"pendingStart">, "_id" | "_creationTime" | "workId" | "more">;
+
+function startOf(
+  item: EnqueueItem,
+  { runAt }: CheckedItem,
   now: number,
   { segment, wake, early }: Target,
+): StartFields {
+  return {
+    runAt: Math.max(runAt, now),
+    segment: early ? segment : Math.max(segment, dueSegment(runAt)),
+    key: item.key,
+    priority: storedPriority(item.priority),
+    wake,
+    early,
+  };
+}
+
+/** Writes the start row of `ids` (one job, or a batch's jobs that share `start`). */
+async function insertStart(
+  ctx: MutationCtx,
+  [workId, ...more]: Id<"work">[],
+  start: StartFields,
+): Promise<void> {
+  await ctx.db.insert("pendingStart", {
+    ...start,
+    workId,
+    ...(more.length > 0 ? { more } : {}),
+  });
+}
+
+/** Writes a checked job's `work` row (and its payload when large). */
+async function insertWork(
+  ctx: MutationCtx,
+  item: EnqueueItem,
+  { runAt, sizeBytes }: CheckedItem,
+  now: number,
 ): Promise<Id<"work">> {
   const large = isLarge(sizeBytes);
   const payloadId = large
@@ -156,15 +242,6 @@ export async function insertJob(
     priority: storedPriority(item.priority),
     dedupeKey: item.dedupeKey,
     task: item.task,
-  });
-  await ctx.db.insert("pendingStart", {
-    workId,
-    runAt: Math.max(runAt, now),
-    segment: early ? segment : Math.max(segment, dueSegment(runAt)),
-    key: item.key,
-    priority: storedPriority(item.priority),
-    wake,
-    early,
   });
   return workId;
 }

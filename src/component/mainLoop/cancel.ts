@@ -42,7 +42,13 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
           .query("pendingStart")
           .withIndex("by_workId", (q) => q.eq("workId", work._id))
           .first();
-        if (start) await ctx.db.delete("pendingStart", start._id);
+        if (start?.more) {
+          // The first of a batch's row: the others stay in it (still marked a batch's, `more`:
+          // one of them may have been canceled too).
+          const [next, ...more] = start.more;
+          if (next === undefined) await ctx.db.delete("pendingStart", start._id);
+          else await ctx.db.patch("pendingStart", start._id, { workId: next, more });
+        } else if (start) await ctx.db.delete("pendingStart", start._id);
         else if (work.key !== undefined) await unqueue(pass, work._id, work.key);
         await finishJob(pass, work, { kind: "canceled" });
         break;

@@ -53,5 +53,6 @@ async function refile(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
     holdsSlot: row.holdsSlot,
     priority: row.priority,
     fromLoop: true,
+    more: row.more,
   });
 }

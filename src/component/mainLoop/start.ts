@@ -121,12 +121,15 @@ async function startLevel(
         d < due.length ? { kind: "due", row: due[d] } : undefined,
       );
       if (next === undefined) break;
+      if (next.kind === "due") {
+        // A row of a batch's jobs may hold more than the budget: the rest stays in it.
+        if (!(await startDue(pass, next.row, budget))) break;
+        d++;
+        continue;
+      }
       budget.taken++;
       let started: boolean;
-      if (next.kind === "due") {
-        d++;
-        started = await startDue(pass, next.row);
-      } else if (next.kind === "ready") {
+      if (next.kind === "ready") {
         r++;
         started = await startListedKey(pass, next.row);
       } else {
@@ -182,11 +185,39 @@ async function readReady(
     .take(limit);
 }
 
-/** A due `pendingStart` row: starts its job, or queues it behind its key. True when started. */
-async function startDue(pass: Pass, row: Doc<"pendingStart">): Promise<boolean> {
-  await pass.ctx.db.delete("pendingStart", row._id);
-  if (row.key === undefined) return await startJob(pass, row.workId, row.runAt);
-  const entry = await keyEntry(pass, row.key);
+/**
+ * A due `pendingStart` row: starts its jobs in order while the budget lasts, or queues its job
+ * behind its key. Returns true when the row is used up (deleted); otherwise it keeps the jobs the
+ * budget left (only a row of a batch's jobs, `more`, holds more than one).
+ */
+async function startDue(pass: Pass, row: Doc<"pendingStart">, budget: Budget): Promise<boolean> {
+  if (row.key !== undefined) {
+    budget.taken++;
+    if (await startKeyed(pass, row, row.key)) budget.capacity--;
+    await pass.ctx.db.delete("pendingStart", row._id);
+    return true;
+  }
+  const jobs = [row.workId, ...(row.more ?? [])];
+  // A job of a batch's row may have been canceled while it waited (it stays listed, schema.ts).
+  const shared = row.more !== undefined;
+  let taken = 0;
+  while (taken < jobs.length && budget.capacity > 0 && budget.taken < START_BATCH) {
+    budget.taken++;
+    if (await startJob(pass, jobs[taken], row.runAt, undefined, shared)) budget.capacity--;
+    taken++;
+  }
+  if (taken === jobs.length) {
+    await pass.ctx.db.delete("pendingStart", row._id);
+    return true;
+  }
+  const [workId, ...more] = jobs.slice(taken);
+  await pass.ctx.db.patch("pendingStart", row._id, { workId, more });
+  return false;
+}
+
+/** A due row of a keyed job: starts it within its key's limit, or queues it. True when started. */
+async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Promise<boolean> {
+  const entry = await keyEntry(pass, key);
   const holdsSlot = row.holdsSlot === true;
   // A retry keeps the slot it holds; another job takes a free one, unless jobs of its key wait
   // ahead of it.
@@ -255,16 +286,22 @@ async function startHead(
 }
 
 /** Schedules a worker for a pending job (or hands a task to an executor) and marks it running;
- * false if the job is not pending. */
+ * false if the job is not pending. `mayBeGone`: the job is listed in a batch's row, where a job
+ * canceled (and perhaps swept) while it waited stays; it is skipped, as expected. */
 async function startJob(
   pass: Pass,
   workId: Doc<"work">["_id"],
   runAt: number,
   key?: KeyEntry,
+  mayBeGone = false,
 ): Promise<boolean> {
   const { ctx } = pass;
   const work = await ctx.db.get("work", workId);
   const placing = pass.actionStarts.some((started) => started._id === workId);
+  if (mayBeGone && !placing && work?.state.kind !== "pending") {
+    pass.log.debug("canceledWhileWaiting", { workId, state: work?.state.kind ?? "missing" });
+    return false;
+  }
   if (work === null || work.state.kind !== "pending" || placing) {
     pass.log.error("invariant", {
       message: "a job to start is not pending",
