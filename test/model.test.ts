@@ -394,11 +394,14 @@ type ModelJob = JobSpec & {
 type WorkRow = {
   _id: string;
   key?: string;
+  fnType: "action" | "mutation" | "query";
   attempts: number;
   snoozes?: number;
   state: {
     kind: "pending" | "running" | "finished";
     result?: { kind: string };
+    /** A running job's runner (worker, action runner, or a task's executor). */
+    scheduledId?: string;
     /** A running task's executor. */
     executorId?: string;
   };
@@ -742,6 +745,9 @@ async function runOn(
   };
   /** Executors that died: killed (the report of a task's attempt lost) or hit by a fault. */
   const deadExecutors = new Set<string>();
+  /** Action runners a kill took (by scheduled run): a report of several outcomes fails whole, so
+   * the runner's other jobs not yet reported die with it (found by recovery, as any runner's). */
+  const deadRunners = new Set<string>();
   /** Jobs a fault of the pool's own hit may end either way (their attempt's fate is unknown). */
   const markFaulted = () => {
     for (const f of deployment?.fired ?? []) {
@@ -756,16 +762,18 @@ async function runOn(
    * A dead executor takes with it the attempts of the tasks it had taken (their outcomes unsent,
    * or never started): those tasks may end either way. One it was handed and never took goes back
    * to pending, no attempt used, so its outcome stands. A taken one stays running until recovery
-   * (seconds), so looking at every step of the clock finds it.
+   * (seconds), so looking at every step of the clock finds it. The same holds for the jobs of a
+   * dead action runner.
    */
   const markDeadExecutorsTasks = async () => {
-    if (deadExecutors.size === 0) return;
+    if (deadExecutors.size === 0 && deadRunners.size === 0) return;
     const rows = await workRows();
     const inDead = rows.filter(
       (w) =>
         w.state.kind === "running" &&
-        w.state.executorId !== undefined &&
-        deadExecutors.has(w.state.executorId),
+        (w.state.executorId !== undefined
+          ? deadExecutors.has(w.state.executorId)
+          : deadRunners.has(w.state.scheduledId!)),
     );
     if (inDead.length === 0) return;
     const untaken = new Set(
@@ -780,7 +788,7 @@ async function runOn(
       const job = jobs.find((j) => j.id === w._id);
       if (job && !job.killed && !untaken.has(w._id)) {
         job.killed = true;
-        totals.tasksInDeadExecutors++;
+        if (w.state.executorId !== undefined) totals.tasksInDeadExecutors++;
       }
     }
   };
@@ -835,7 +843,7 @@ async function runOn(
    * and lists in pages of three, which at 1,500 jobs would be most of the program's time. */
   const checkOperatorView = async (rows: WorkRow[]) =>
     (chaos && rows.length > OPERATOR_VIEW_MAX_ROWS) ||
-    (await checkInspection(t, rows as InspectedRow[], {
+    (await checkInspection(t, rows as unknown as InspectedRow[], {
       maxParallelism: limit,
       paused: poolPaused,
       events,
@@ -1102,6 +1110,9 @@ async function runOn(
         if (executorId !== undefined && !deadExecutors.has(executorId)) {
           deadExecutors.add(executorId);
           totals.executorDeaths++;
+        }
+        if (executorId === undefined && work.fnType === "action") {
+          deadRunners.add(work.state.scheduledId!);
         }
         break;
       }
