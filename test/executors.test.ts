@@ -511,6 +511,27 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     expect(results).toEqual(Array.from({ length: 6 }, (_, i) => value(i)));
   });
 
+  it("an executor's row says whether it takes more tasks (open), which hand-overs read by", async () => {
+    const t = setup();
+    const opts = { poolOptions: { maxParallelism: 12 } };
+    await enqueueIo(t, ios(12, { ms: 1_500 }), { ...opts, batch: true });
+    const seen = new Set<string>();
+    for (let step = 0; step < 40 && (await completions(t)).length < 12; step++) {
+      await runFor(t, 100, 100);
+      const rows = await inComponent(t, async (ctx) => await ctx.db.query("executors").collect());
+      for (const row of rows) {
+        // concurrency 5 once said (50 before the first report), and not ending
+        const open = !row.ending && row.assigned < (row.concurrency ?? 50);
+        expect({ id: row._id, open: row.open }).toEqual({ id: row._id, open });
+        seen.add(String(row.open));
+      }
+    }
+    // full executors (12 tasks at 5 each) and ones with room were both seen
+    expect([...seen].sort()).toEqual(["false", "true"]);
+    await runUntil(t, async () => (await completions(t)).length === 12, 20_000, 100);
+    expect(await executorRuns(t)).toBeLessThanOrEqual(4);
+  });
+
   it("recovery leaves a task whose outcome waits in its executor's report row, first or not", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});

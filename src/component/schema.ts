@@ -303,8 +303,9 @@ export default defineSchema({
    * Executors: one row per executor action the loop started (runners/executor.ts). Written by the
    * loop (inserted when it starts one; `assigned` as it hands tasks over and their attempts end;
    * deleted once the action ended and nothing is assigned) and by the executor's own report
-   * (`concurrency` on its first call, `ending` on its last). Read by the loop (per executor
-   * function, a bounded number) and by the executor's reports (their own row).
+   * (`concurrency` on its first call, `ending` on its last), each keeping `open`. Read by the loop
+   * (the open ones of an executor function, a bounded number; others by id) and by the executor's
+   * reports (their own row).
    */
   executors: defineTable({
     /** The executor action's function handle: the `fnHandle` of its tasks' work rows. */
@@ -319,7 +320,11 @@ export default defineSchema({
     concurrency: v.optional(v.number()),
     /** Set by its last report: it takes nothing more and ends. */
     ending: v.optional(v.literal(true)),
-  }).index("by_fnHandle", ["fnHandle"]),
+    /** True while it may take more tasks as far as its counts go (not ending, fewer assigned than
+     * its concurrency), kept by whoever writes those: the loop reads only these rows of an
+     * executor function when it hands tasks over, not every executor's. */
+    open: v.optional(v.boolean()),
+  }).index("by_open", ["fnHandle", "open"]),
 
   /**
    * What the loop hands an executor: tasks to run and tasks to cancel, one row per executor per

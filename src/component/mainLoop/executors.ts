@@ -40,13 +40,19 @@ export type ExecutorEntry = {
   fresh?: boolean;
 };
 
-/** The executors of one executor function, read once per pass. */
+/** Whether an executor may take more tasks as far as its counts go (its row's `open`). */
+export function isOpen(row: Pick<Doc<"executors">, "ending" | "assigned" | "concurrency">) {
+  return !row.ending && row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY);
+}
+
+/** The executors of one executor function that may take tasks, read once per pass: the open ones,
+ * and those this pass already read (one whose task this pass settled may have room now). */
 async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[]> {
   const known = pass.executors.get(fnHandle);
   if (known) return known;
   const rows = await pass.ctx.db
     .query("executors")
-    .withIndex("by_fnHandle", (q) => q.eq("fnHandle", fnHandle))
+    .withIndex("by_open", (q) => q.eq("fnHandle", fnHandle).eq("open", true))
     .take(MAX_EXECUTORS_PER_FUNCTION);
   const entries: ExecutorEntry[] = [];
   for (const row of rows) {
@@ -61,6 +67,11 @@ async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[
       continue;
     }
     entries.push(entry);
+  }
+  for (const entry of pass.executorsById.values()) {
+    if (entry.row.fnHandle === fnHandle && !entry.gone && !entries.includes(entry)) {
+      entries.push(entry);
+    }
   }
   pass.executors.set(fnHandle, entries);
   return entries;
@@ -123,7 +134,12 @@ async function startExecutor(
   entries: ExecutorEntry[],
 ): Promise<ExecutorEntry> {
   const { ctx } = pass;
-  const id = await ctx.db.insert("executors", { fnHandle, startedAt: pass.now, assigned: 0 });
+  const id = await ctx.db.insert("executors", {
+    fnHandle,
+    startedAt: pass.now,
+    assigned: 0,
+    open: true,
+  });
   const scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
     executorId: id,
   });
@@ -134,6 +150,7 @@ async function startExecutor(
     fnHandle,
     startedAt: pass.now,
     assigned: 0,
+    open: true,
     scheduledId,
   };
   const entry = { row, dirty: false, fresh: true };
@@ -214,7 +231,10 @@ export async function flushExecutors(pass: Pass): Promise<void> {
     if (row.assigned === 0 && (row.ending || (await actionOver(pass, row)))) {
       await dropExecutor(pass, entry);
     } else {
-      await pass.ctx.db.patch("executors", row._id, { assigned: row.assigned });
+      await pass.ctx.db.patch("executors", row._id, {
+        assigned: row.assigned,
+        open: isOpen(row),
+      });
     }
   }
 }

@@ -72,36 +72,49 @@ export function startCursorOf(priority: StoredPriority): "start" | "startHigh" |
   return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
 }
 
+/** The jobs a `pendingStart` row holds: its own, and a batch's others (`more`). */
+export function jobsIn(row: Doc<"pendingStart">): number {
+  return 1 + (row.more?.length ?? 0);
+}
+
 /**
- * Up to `limit` due `pendingStart` rows of one priority level, in (segment, runAt) order, read from
- * that level's own cursor (index `by_priority`). Every read of due start rows goes through here: a
- * read across levels by segment would start at the oldest level's cursor and walk the deleted
- * rows of the others.
+ * Due `pendingStart` rows of one priority level, in (segment, runAt) order, until they hold
+ * `limit` jobs (a batch's row holds up to 100), read from that level's own cursor (index
+ * `by_priority`). `full` is true when it stopped there: more may be due. Every read of due start
+ * rows goes through here: a read across levels by segment would start at the oldest level's
+ * cursor and walk the deleted rows of the others.
  */
 export async function readDueStarts(
   pass: Pass,
   level: StoredPriority,
   limit: number,
-): Promise<Doc<"pendingStart">[]> {
-  return await pass.ctx.db
-    .query("pendingStart")
-    .withIndex("by_priority", (q) =>
-      q
-        .eq("priority", level)
-        .gte("segment", tableFrom(pass, startCursorOf(level)))
-        .lte("segment", pass.segment),
-    )
-    .take(limit);
+): Promise<{ rows: Doc<"pendingStart">[]; full: boolean }> {
+  const rows: Doc<"pendingStart">[] = [];
+  let jobs = 0;
+  if (limit <= 0) return { rows, full: true };
+  const query = pass.ctx.db.query("pendingStart").withIndex("by_priority", (q) =>
+    q
+      .eq("priority", level)
+      .gte("segment", tableFrom(pass, startCursorOf(level)))
+      .lte("segment", pass.segment),
+  );
+  for await (const row of query) {
+    rows.push(row);
+    jobs += jobsIn(row);
+    if (jobs >= limit) return { rows, full: true };
+  }
+  return { rows, full: false };
 }
 
-/** Due `pendingStart` rows of every level, up to `limit` in all (at most one range per level). */
+/** Due jobs of every level, up to `limit` in all (at most one range per level). */
 export async function countDueStarts(pass: Pass, limit: number): Promise<number> {
   let count = 0;
   for (const level of PRIORITY_LEVELS) {
     if (count >= limit) break;
-    count += (await readDueStarts(pass, level, limit - count)).length;
+    const { rows } = await readDueStarts(pass, level, limit - count);
+    count += rows.reduce((sum, row) => sum + jobsIn(row), 0);
   }
-  return count;
+  return Math.min(count, limit);
 }
 
 /** Records that every row of `table` below `segment` is gone. */

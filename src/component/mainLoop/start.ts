@@ -104,9 +104,8 @@ async function startLevel(
   let dueLeftAt: number | undefined;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
     const want = Math.min(budget.capacity, START_BATCH - budget.taken);
-    const due = await readDueStarts(pass, level, want);
+    const { rows: due, full: dueFull } = await readDueStarts(pass, level, want);
     const ready = await readReady(pass, level, want);
-    const dueFull = due.length === want;
     const readyFull = ready.length === want;
     let d = 0;
     let r = 0;

@@ -11,7 +11,7 @@ import { CURSOR_MARGIN_SEGMENTS, SEGMENT_MS } from "../model/segments.js";
 
 /** How often a busy pool logs its report: once a minute is enough to graph, cheap to store. */
 export const REPORT_INTERVAL_MS = 60_000;
-/** The most due pending rows counted for the report's backlog; past it the report says "at least". */
+/** The most due pending jobs counted for the report's backlog; past it the report says "at least". */
 export const BACKLOG_SCAN_LIMIT = 500;
 
 export type Stats = LoopState["stats"];

@@ -13,6 +13,7 @@ import { v, type Infer } from "convex/values";
 import type { Id } from "../_generated/dataModel.js";
 import { mutation, type MutationCtx } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
+import { isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/payloads.js";
 import { segmentOf } from "../model/segments.js";
@@ -79,14 +80,17 @@ export const report = mutation({
     await recordCompletions(ctx, reported, row?._id);
     if (row === null) return NONE;
     if (concurrency !== undefined && row.concurrency !== concurrency) {
-      await ctx.db.patch("executors", row._id, { concurrency });
+      await ctx.db.patch("executors", row._id, {
+        concurrency,
+        open: isOpen({ ...row, concurrency }),
+      });
     }
     const answer = await takeHandovers(ctx, row._id, ending === true);
     if (ending && answer.tasks.length === 0 && !answer.more) {
       // Nothing of its own left for the loop to settle: the row goes now. Otherwise the loop
       // deletes it once it settled the rest (mainLoop/executors.ts `flushExecutors`).
       if (row.assigned === 0) await ctx.db.delete("executors", row._id);
-      else await ctx.db.patch("executors", row._id, { ending: true });
+      else await ctx.db.patch("executors", row._id, { ending: true, open: false });
       return { ...answer, stop: true };
     }
     return answer;
