@@ -110,7 +110,8 @@ export default defineSchema({
    * also records the pass it scheduled there, `wake`), the loop (a retry, at the segment its backoff
    * ends). Read by: the loop (due segments), status and cancel (by workId), enqueues and the
    * watchdog (`by_wake`).
-   * Deleted by: the loop, when it starts the job or processes its cancelation.
+   * Deleted by: the loop, when it starts the job or processes its cancelation (a shared row once
+   * its last job is started or canceled; until then the loop patches it to hold the rest).
    */
   pendingStart: defineTable({
     workId: v.id("work"),

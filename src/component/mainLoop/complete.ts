@@ -1,5 +1,6 @@
 /**
- * Completion: recording an attempt's outcome (workers, through `recordCompletion`), and the loop's
+ * Completion: recording an attempt's outcome (workers through `recordCompletion`, runners' and
+ * executors' reports of many through `recordCompletions`), and the loop's
  * handling of it — retry after a jittered backoff, or finish the job and hand its onComplete to
  * delivery (deliver.ts). Only the loop (`processCompletions`, `finishJob`) changes a job's state
  * here; no user code runs here.
