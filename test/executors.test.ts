@@ -494,6 +494,28 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     expect(left).toEqual([]);
   });
 
+  it("recovery reads a dead executor's hand-over rows once a pass, however many of its tasks it judges", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // 60 tasks of 7 KB of inline args, handed in rows of 64 KiB to an executor that dies before
+    // taking any. Judging each task by reading every row would read about 25 MB in one pass; the
+    // pass budget (test/passBudget.ts, checked after every test) allows 4 MiB.
+    const killed = killRunnerAtNextReport();
+    const value = "a".repeat(7_000);
+    const ids = await enqueueIo(
+      t,
+      Array.from({ length: 60 }, (_, i) => ({ key: `w${i}`, value })),
+      { batch: true, poolOptions: { maxParallelism: 60 } },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 60, 180_000, 500);
+    expect(killed.count).toBe(1);
+    for (const [i, id] of ids.entries()) {
+      expect(probe.attempts.get(`w${i}`)).toBe(1);
+      expect(await info(t, id)).toMatchObject({ previousAttempts: 1, result: { kind: "success" } });
+    }
+  });
+
   it("a report takes at most 4 MiB of arguments: the rest of a row waits for the next report", async () => {
     const t = setup();
     // Six tasks of 900 KB of args (each stored aside) in one hand-over row: the first report

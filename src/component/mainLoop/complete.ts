@@ -36,8 +36,9 @@ export const COMPLETION_BATCH = 50;
  * loop settles a row whole, so this is also the most a pass may settle past COMPLETION_BATCH. */
 export const COMPLETION_ROW_OUTCOMES = 50;
 /** Bytes of outcomes one row holds at most: each is capped (an error at 8 KiB, an inline value at
- * 8 KiB), so a full row stays far below Convex's 1 MiB per document. */
-export const COMPLETION_ROW_BYTES = 256 * 1024;
+ * 8 KiB); 64 KiB keeps what recovery may read of one runner's rows (RUNNER_ROWS_READ of them)
+ * near a megabyte. */
+export const COMPLETION_ROW_BYTES = 64 * 1024;
 
 /** An attempt's outcome as a runner reports it. */
 export type ReportedOutcome = { workId: Id<"work">; attempt: number; result: AttemptResult };

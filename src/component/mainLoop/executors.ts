@@ -19,11 +19,12 @@ export const DEFAULT_EXECUTOR_CONCURRENCY = 50;
  * handed over in the first 4 minutes always has time to run. */
 export const EXECUTOR_HANDOVER_WINDOW_MS = 4 * 60_000;
 /** Bytes of tasks one `handovers` row holds at most (a pass handing more writes more rows): each
- * task's args are inline only up to 8 KiB, so a row stays far below Convex's 1 MiB per document. */
-export const HANDOVER_ROW_BYTES = 256 * 1024;
-/** Hand-over rows of one executor that recovery reads when it looks for a task the executor never
- * took: the executor is over, so its rows only shrink (each untaken task is taken back); a task
- * not among them is judged again in the next cycle. */
+ * task's args are inline only up to 8 KiB; 64 KiB keeps what recovery may read of a dead
+ * executor's rows (HANDOVER_ROWS_READ of them) near a megabyte. */
+export const HANDOVER_ROW_BYTES = 64 * 1024;
+/** Hand-over rows of one executor that recovery reads (once a pass) when it looks for a task the
+ * executor never took: the executor is over, so its rows only shrink (each untaken task is taken
+ * back); a task not among them is judged again in the next cycle. */
 export const HANDOVER_ROWS_READ = 20;
 /** Executors of one executor function a pass looks at: with 1,000 tasks in flight at the smallest
  * concurrency worth using (10), 100 executors; more would mean a pool of far more actions than
@@ -181,22 +182,35 @@ export async function handOverCancel(pass: Pass, work: Doc<"work">): Promise<voi
 /** A task hand-over an executor has not taken yet: the row that holds it, and the task. */
 export type Untaken = { row: Doc<"handovers">; task: TaskHandover };
 
-/** The hand-over of a running task that its executor has not taken yet: null when it was taken,
- * "unknown" when the executor has more rows than HANDOVER_ROWS_READ and none read holds it. */
-export async function untakenHandover(
+/** An over executor's hand-over rows, as recovery read them once in a pass (`partial`: it has
+ * more than HANDOVER_ROWS_READ). Rows that held only cancels are gone: they are moot for an
+ * executor that is over, so the rows left ahead of an untaken task only shrink. */
+export type LeftHandovers = { rows: Doc<"handovers">[]; partial: boolean };
+
+export async function leftHandovers(
   pass: Pass,
   executorId: Id<"executors">,
-  workId: Id<"work">,
-): Promise<Untaken | null | "unknown"> {
-  const rows = await pass.ctx.db
+): Promise<LeftHandovers> {
+  const read = await pass.ctx.db
     .query("handovers")
     .withIndex("by_executor", (q) => q.eq("executorId", executorId))
     .take(HANDOVER_ROWS_READ);
-  for (const row of rows) {
+  const rows: Doc<"handovers">[] = [];
+  for (const row of read) {
+    if (row.tasks.length > 0) rows.push(row);
+    else await pass.ctx.db.delete("handovers", row._id);
+  }
+  return { rows, partial: read.length === HANDOVER_ROWS_READ };
+}
+
+/** The hand-over of a task its executor never took: null when it was taken, "unknown" when the
+ * executor has more rows than were read and none read holds it. */
+export function untakenIn(left: LeftHandovers, workId: Id<"work">): Untaken | null | "unknown" {
+  for (const row of left.rows) {
     const task = row.tasks.find((handed) => handed.workId === workId);
     if (task) return { row, task };
   }
-  return rows.length === HANDOVER_ROWS_READ ? "unknown" : null;
+  return left.partial ? "unknown" : null;
 }
 
 /** Takes an untaken task back from its hand-over row (the row goes with its last task). */

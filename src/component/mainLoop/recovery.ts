@@ -11,9 +11,15 @@
  */
 import { capErrorMessage } from "../model/errors.js";
 import type { Doc } from "../_generated/dataModel.js";
-import { takeBack, untakenHandover, type Untaken } from "./executors.js";
+import {
+  leftHandovers,
+  takeBack,
+  untakenIn,
+  type LeftHandovers,
+  type Untaken,
+} from "./executors.js";
 import { endAttempt, finishJob, settleAttempt } from "./complete.js";
-import type { Pass } from "./pass.js";
+import { passReadSpent, type Pass } from "./pass.js";
 import { runNumber } from "../model/validators.js";
 
 /** How often a recovery cycle starts. A dead runner is found within this plus
@@ -58,6 +64,11 @@ type Verdict =
  * (`${workId}:${attempt}`), and whether the runner had more rows than were read. */
 type RunnerRows = { attempts: Set<string>; partial: boolean };
 
+/** What one recovery pass read of runners' rows, by runner (executor id), each read once: their
+ * report rows, and a dead executor's hand-overs. Once the pass has read PASS_READ_BYTES, a job
+ * whose runner's rows were not read yet is judged alive, and again in the next cycle. */
+type RunnerReads = { filed: Map<string, RunnerRows>; left: Map<string, LeftHandovers> };
+
 /** Completion rows of one runner recovery reads at most. A runner files a row or two per report
  * and the loop drains them every pass; more wait only while the loop is behind, and then the
  * attempt is judged alive and looked at again in the next cycle. */
@@ -65,11 +76,7 @@ export const RUNNER_ROWS_READ = 20;
 
 /** Whether the outcome of the job's current attempt waits in `pendingCompletion`: as a row's
  * first (by workId), or in a row its runner filed with more (by runner, read once per pass). */
-async function reportWaits(
-  pass: Pass,
-  work: Doc<"work">,
-  filedByRunner: Map<string, RunnerRows>,
-): Promise<boolean> {
+async function reportWaits(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise<boolean> {
   const run = runNumber(work);
   const own = await pass.ctx.db
     .query("pendingCompletion")
@@ -78,8 +85,9 @@ async function reportWaits(
   if (own !== null) return true;
   const runner = work.state.kind === "running" ? work.state.executorId : undefined;
   if (runner === undefined) return false;
-  let filed = filedByRunner.get(runner);
+  let filed = reads.filed.get(runner);
   if (filed === undefined) {
+    if (await passReadSpent(pass)) return true;
     const rows = await pass.ctx.db
       .query("pendingCompletion")
       .withIndex("by_runner", (q) => q.eq("runner", runner))
@@ -88,16 +96,12 @@ async function reportWaits(
       rows.flatMap((row) => (row.more ?? []).map((o) => `${o.workId}:${o.attempt}`)),
     );
     filed = { attempts, partial: rows.length === RUNNER_ROWS_READ };
-    filedByRunner.set(runner, filed);
+    reads.filed.set(runner, filed);
   }
   return filed.partial || filed.attempts.has(`${work._id}:${run}`);
 }
 
-async function judge(
-  pass: Pass,
-  work: Doc<"work">,
-  filedByRunner: Map<string, RunnerRows>,
-): Promise<Verdict> {
+async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise<Verdict> {
   const { ctx } = pass;
   if (work.state.kind !== "running") return { kind: "alive" };
   if (work.state.startedAt > pass.now - RECOVERY_THRESHOLD_MS) return { kind: "alive" };
@@ -106,9 +110,16 @@ async function judge(
     return { kind: "alive" };
   }
   // The result is waiting for the loop (perhaps in a later segment): the runner did its job.
-  if (await reportWaits(pass, work, filedByRunner)) return { kind: "alive" };
+  if (await reportWaits(pass, work, reads)) return { kind: "alive" };
   if (work.task !== undefined && work.state.executorId !== undefined) {
-    const handover = await untakenHandover(pass, work.state.executorId, work._id);
+    const executorId = work.state.executorId;
+    let left = reads.left.get(executorId);
+    if (left === undefined) {
+      if (await passReadSpent(pass)) return { kind: "alive" };
+      left = await leftHandovers(pass, executorId);
+      reads.left.set(executorId, left);
+    }
+    const handover = untakenIn(left, work._id);
     // Among more rows than were read: judged again in the next cycle, as rows are taken back.
     if (handover === "unknown") return { kind: "alive" };
     if (handover !== null) return { kind: "untaken", handover };
@@ -161,9 +172,9 @@ export async function recover(pass: Pass): Promise<void> {
   } else {
     state.recoveryCursor = page.continueCursor;
   }
-  const filedByRunner = new Map<string, RunnerRows>();
+  const reads: RunnerReads = { filed: new Map(), left: new Map() };
   for (const work of page.page) {
-    const verdict = await judge(pass, work, filedByRunner);
+    const verdict = await judge(pass, work, reads);
     switch (verdict.kind) {
       case "alive":
         break;
