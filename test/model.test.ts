@@ -1000,6 +1000,9 @@ async function runOn(
             });
             const job: ModelJob = {
               ...spec,
+              // A batch enqueues without the dedupe key (batches do not dedupe), so the job has
+              // none: a retry of it has none either.
+              dedupe,
               id,
               key,
               canceled: false,
