@@ -174,6 +174,9 @@ const RUNNING_WAIT_MS = 2_000;
 /** How long chaos programs run on once nothing is left to do: past the report-lost window and
  * the watchdog's interval, so that a late duplicate would show. */
 const AFTER_SETTLE_MS = 70_000;
+/** How long a plain program may take to finish its jobs at the end before the two minutes of
+ * looking start: a serialized key of a few dozen tasks with retries needs minutes. */
+const PLAIN_DRAIN_LIMIT_MS = 30 * 60_000;
 /** Chaos programs check the operator's view (stats, list, info) up to this many jobs. */
 const OPERATOR_VIEW_MAX_ROWS = 100;
 
@@ -1268,8 +1271,13 @@ async function runOn(
   for (const key of pausedKeys) await callPool(t, "resume", [{ key }]);
   pausedKeys.clear();
   if (!chaos) {
-    // Two minutes, looked at every 25 s: the last minute's events leave the window (its edge is
-    // pinned to the millisecond in test/inspect.test.ts).
+    // First until nothing is left to do: one key's many tasks, each with retries, snoozes and
+    // 4 s timeouts, run one after another for minutes (liveness is still checked at every step).
+    const drainUntil = Date.now() + PLAIN_DRAIN_LIMIT_MS;
+    const unfinished = async () => (await workRows()).some((w) => w.state.kind !== "finished");
+    while (Date.now() < drainUntil && (await unfinished())) await runSteps(5_000, 500);
+    // Then two minutes, looked at every 25 s: the last minute's events leave the window (its edge
+    // is pinned to the millisecond in test/inspect.test.ts).
     for (let i = 0; i < 5; i++) {
       await runSteps(25_000, 500);
       await checkOperatorView(await workRows());
