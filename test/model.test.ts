@@ -1232,6 +1232,20 @@ async function runOn(
         });
         if (candidates.length === 0) break;
         const job = candidates[step.index % candidates.length];
+        // Its dedupe key now held by a waiting job of another function: the retry is refused.
+        const holder = job.dedupe && dedupeLatest.get(job.dedupe.key);
+        if (
+          holder !== undefined &&
+          holder.id !== job.id &&
+          holder.kind !== job.kind &&
+          (await neverStarted(holder)) &&
+          !(await cancelRequested(holder))
+        ) {
+          await expect(callPool(t, "retry", [job.id], poolOptions())).rejects.toThrow(
+            /runs another function/,
+          );
+          break;
+        }
         const first = await callPool(t, "retry", [job.id], poolOptions());
         const count = (await workRows()).length;
         const second = await callPool(t, "retry", [job.id], poolOptions());
