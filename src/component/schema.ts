@@ -317,13 +317,16 @@ export default defineSchema({
     startedAt: v.number(),
     /** Tasks handed to it whose attempt has not ended yet (the loop's count). */
     assigned: v.number(),
-    /** How many tasks it runs at once, as it said on its first report; until then the default. */
+    /** How many tasks it runs at once, as it said on its first report; until then what another
+     * executor of its function said (set when the loop starts it), or else the default. */
     concurrency: v.optional(v.number()),
-    /** Set by its last report: it takes nothing more and ends. */
+    /** Set by its last report (it takes nothing more and ends), or by recovery once it found the
+     * executor's action over: it is handed nothing more. */
     ending: v.optional(v.literal(true)),
-    /** True while it may take more tasks as far as its counts go (not ending, fewer assigned than
-     * its concurrency), kept by whoever writes those: the loop reads only these rows of an
-     * executor function when it hands tasks over, not every executor's. */
+    /** True while it may take more tasks as far as its counts and age go (not ending, within its
+     * hand-over window, fewer assigned than its concurrency), kept by whoever writes those (the
+     * loop closes one it finds past its window): the loop reads only these rows of an executor
+     * function when it hands tasks over, not every executor's. */
     open: v.optional(v.boolean()),
   }).index("by_open", ["fnHandle", "open"]),
 

@@ -93,7 +93,8 @@ export const wide = pool().executor({
   concurrency: 20,
   tasks: {
     big: {
-      args: { key: v.string(), bytes: v.number() },
+      /** `ballast`: args as large as a test wants (stored aside past 8 KiB), unread. */
+      args: { key: v.string(), bytes: v.number(), ballast: v.optional(v.string()) },
       handler: async (_ctx, { key, bytes }): Promise<string> => {
         probe.enter(key);
         try {
@@ -107,11 +108,12 @@ export const wide = pool().executor({
   },
 });
 
-/** Enqueues `big` tasks of the wide executor, as one batch. */
+/** Enqueues `big` tasks of the wide executor, as one batch (each with `ballastBytes` of args). */
 export const enqueueBig = mutationGeneric({
-  args: { keys: v.array(v.string()), bytes: v.number() },
-  handler: async (ctx, { keys, bytes }) => {
-    const args = keys.map((key) => ({ key, bytes }));
+  args: { keys: v.array(v.string()), bytes: v.number(), ballastBytes: v.optional(v.number()) },
+  handler: async (ctx, { keys, bytes, ballastBytes }) => {
+    const ballast = ballastBytes === undefined ? {} : { ballast: "b".repeat(ballastBytes) };
+    const args = keys.map((key) => ({ key, bytes, ...ballast }));
     const options = { onComplete: anyApi.jobs.onComplete };
     return await pool({ maxParallelism: 20 }).enqueueTaskBatch(
       ctx,

@@ -320,6 +320,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
                 | { delayMs: number; fnArgs?: any; kind: "snoozed" };
               workId: string;
             }>;
+            room?: number;
           },
           {
             cancels: Array<string>;

@@ -41,9 +41,18 @@ export type ExecutorEntry = {
   fresh?: boolean;
 };
 
-/** Whether an executor may take more tasks as far as its counts go (its row's `open`). */
-export function isOpen(row: Pick<Doc<"executors">, "ending" | "assigned" | "concurrency">) {
-  return !row.ending && row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY);
+/** Whether an executor may take more tasks as far as its counts and age go (its row's `open`):
+ * one past its hand-over window is closed for good, so that old executors do not fill the
+ * bounded read of open ones. */
+export function isOpen(
+  row: Pick<Doc<"executors">, "ending" | "assigned" | "concurrency" | "startedAt">,
+  now: number,
+) {
+  return (
+    !row.ending &&
+    now - row.startedAt < EXECUTOR_HANDOVER_WINDOW_MS &&
+    row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY)
+  );
 }
 
 /** The executors of one executor function that may take tasks, read once per pass: the open ones,
@@ -67,6 +76,8 @@ async function executorsOf(pass: Pass, fnHandle: string): Promise<ExecutorEntry[
       await dropExecutor(pass, entry);
       continue;
     }
+    // Past its hand-over window since it was last written: written closed by this pass.
+    if (!isOpen(entry.row, pass.now)) entry.dirty = true;
     entries.push(entry);
   }
   for (const entry of pass.executorsById.values()) {
@@ -135,11 +146,13 @@ async function startExecutor(
   entries: ExecutorEntry[],
 ): Promise<ExecutorEntry> {
   const { ctx } = pass;
+  const concurrency = await knownConcurrency(pass, fnHandle, entries);
   const id = await ctx.db.insert("executors", {
     fnHandle,
     startedAt: pass.now,
     assigned: 0,
     open: true,
+    ...(concurrency === undefined ? {} : { concurrency }),
   });
   const scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
     executorId: id,
@@ -153,6 +166,7 @@ async function startExecutor(
     assigned: 0,
     open: true,
     scheduledId,
+    ...(concurrency === undefined ? {} : { concurrency }),
   };
   const entry = { row, dirty: false, fresh: true };
   entries.push(entry);
@@ -161,11 +175,42 @@ async function startExecutor(
   return entry;
 }
 
+/** Executor rows of one function that a new executor's start reads for the concurrency they said. */
+export const CONCURRENCY_ROWS_READ = 5;
+
+/** How many tasks an executor of `fnHandle` runs at once, as one said on its first report (the
+ * same code says the same): a new executor is handed no more than that before its own first
+ * report, so it holds no task it cannot start. Undefined when none has said yet. */
+async function knownConcurrency(
+  pass: Pass,
+  fnHandle: string,
+  entries: ExecutorEntry[],
+): Promise<number | undefined> {
+  const known = entries.find((entry) => entry.row.concurrency !== undefined);
+  if (known) return known.row.concurrency;
+  const rows = await pass.ctx.db
+    .query("executors")
+    .withIndex("by_open", (q) => q.eq("fnHandle", fnHandle))
+    .take(CONCURRENCY_ROWS_READ);
+  return rows.find((row) => row.concurrency !== undefined)?.concurrency;
+}
+
 /** Counts a task's attempt as ended in its executor (reported, taken back, or found dead). */
 export async function releaseTask(pass: Pass, executorId: Id<"executors">): Promise<void> {
   const entry = await executorById(pass, executorId);
   if (entry === undefined) return;
   entry.row.assigned = Math.max(0, entry.row.assigned - 1);
+  entry.dirty = true;
+}
+
+/** Closes an executor whose action recovery found over (it died, or ended leaving a task
+ * untaken): it is handed nothing more, though its row stays open to counts until every task it
+ * held is settled. Without this a pass would hand the tasks recovery freed to the dead executor
+ * again, and recovery take them back, until its hand-over window closed. */
+export async function closeExecutor(pass: Pass, executorId: Id<"executors">): Promise<void> {
+  const entry = await executorById(pass, executorId);
+  if (entry === undefined || entry.row.ending) return;
+  entry.row.ending = true;
   entry.dirty = true;
 }
 
@@ -247,7 +292,8 @@ export async function flushExecutors(pass: Pass): Promise<void> {
     } else {
       await pass.ctx.db.patch("executors", row._id, {
         assigned: row.assigned,
-        open: isOpen(row),
+        open: isOpen(row, pass.now),
+        ...(row.ending ? { ending: true as const } : {}),
       });
     }
   }

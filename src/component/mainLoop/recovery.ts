@@ -13,6 +13,7 @@ import { capErrorMessage } from "../model/errors.js";
 import type { Doc } from "../_generated/dataModel.js";
 import {
   leftHandovers,
+  closeExecutor,
   takeBack,
   untakenIn,
   type LeftHandovers,
@@ -150,6 +151,13 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
   }
 }
 
+/** A task's executor is over once one of its tasks is found dead or untaken: it is handed no more. */
+async function closeIfTask(pass: Pass, work: Doc<"work">): Promise<void> {
+  if (work.state.kind === "running" && work.state.executorId !== undefined) {
+    await closeExecutor(pass, work.state.executorId);
+  }
+}
+
 export async function recover(pass: Pass): Promise<void> {
   const { ctx, state } = pass;
   const starting = state.recoveryCursor === undefined;
@@ -179,6 +187,7 @@ export async function recover(pass: Pass): Promise<void> {
       case "alive":
         break;
       case "dead":
+        await closeIfTask(pass, work);
         await endAttempt(pass, work);
         state.stats.recovered++;
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
@@ -190,6 +199,7 @@ export async function recover(pass: Pass): Promise<void> {
         });
         break;
       case "untaken": {
+        await closeIfTask(pass, work);
         await takeBack(pass, verdict.handover);
         await endAttempt(pass, work);
         pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });

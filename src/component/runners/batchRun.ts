@@ -29,11 +29,20 @@ export const REFILL_AFTER_MS = 250;
 /** While its jobs run and none finishes, a run calls the pool at most this often (for cancels and
  * new hand-overs); reports of outcomes, and their refills, come on top. */
 export const CHECK_IN_INTERVAL_MS = 2_000;
-/** Unreported results a run holds, by its own byte count, before it reports: far below the 8 MiB
- * the API allows, and below what one report's arguments may carry. */
+/** Small (inline) results a run gathers, by its own byte count, before it reports them together:
+ * far below the 8 MiB it may hold, and below what one report's arguments may carry. */
 export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
+/** Results a run holds unreported at most, by its own byte count: gathered, or in a report not
+ * yet answered (API-EXTENSIONS section 8). A large result (each is reported alone, at once) that
+ * would pass it waits, its job not finished, until earlier reports are answered: a run of 20
+ * jobs returning 900 KB each at the same moment holds 9 of them, not 18 MB. */
+export const HELD_RESULT_BYTES_LIMIT = 8 * 1024 * 1024;
 /** Unreported outcomes a run holds before it reports: half of what one report takes. */
 export const UNREPORTED_OUTCOMES_LIMIT = 500;
+
+/** The error that ends the attempt of a job canceled before it started (the pool ends the job
+ * canceled). */
+export const CANCELED_BEFORE_START = "workpool: the job was canceled before it started";
 
 /** A job the loop handed over, as `report` returns it. */
 export type Handed = {
@@ -55,7 +64,14 @@ export type Outcome = {
 };
 
 /** What one call of `report` sends (the runner adds its id). */
-export type ReportRequest = { concurrency?: number; outcomes: Outcome[]; ending?: boolean };
+export type ReportRequest = {
+  concurrency?: number;
+  /** Jobs the run can start now (a run that takes jobs says so): the report takes no more, so
+   * every job it takes starts at once, and one it never took stays with the pool. */
+  room?: number;
+  outcomes: Outcome[];
+  ending?: boolean;
+};
 /** What `report` answers. */
 export type ReportAnswer = { tasks: Handed[]; cancels: string[]; more: boolean; stop: boolean };
 
@@ -93,7 +109,17 @@ export class BatchRun {
   private readonly waiting: Handed[] = [];
   private readonly running = new Map<string, Running>();
   private outcomes: Outcome[] = [];
+  /** Bytes of the small results in `outcomes`. */
   private unreportedBytes = 0;
+  /** Bytes of every result not yet reported: in `outcomes`, or in a report not yet answered. */
+  private heldBytes = 0;
+  /** The most `heldBytes` reached (for the spec of the limit). */
+  peakHeldBytes = 0;
+  /** Called when a report is answered (a result waiting for room may go on). */
+  private reported: Array<() => void> = [];
+  /** Cancels of jobs not handed over yet (a report that took less than a row held): such a job
+   * never starts when it comes. */
+  private readonly canceledEarly = new Set<string>();
   private lastCall = 0;
   /** When the refill of the slots the last report freed is due (see REFILL_AFTER_MS). */
   private refillAt: number | undefined;
@@ -111,19 +137,30 @@ export class BatchRun {
   /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. */
   private async report(ending = false): Promise<{ more: boolean; stop: boolean }> {
     const outcomes = this.outcomes;
+    const bytes = this.unreportedBytes;
     this.outcomes = [];
     this.unreportedBytes = 0;
     this.lastCall = Date.now();
     // A report that frees slots (or says how many there are) is followed by one for their refill.
     this.refillAt =
       outcomes.length > 0 || this.firstReport ? this.lastCall + REFILL_AFTER_MS : undefined;
-    const answer = await this.runner.report({
-      ...(this.firstReport ? { concurrency: this.runner.concurrency } : {}),
-      outcomes,
-      ...(ending ? { ending: true } : {}),
-    });
+    const { concurrency, batch } = this.runner;
+    let answer: ReportAnswer;
+    try {
+      answer = await this.runner.report({
+        ...(this.firstReport ? { concurrency } : {}),
+        ...(batch === undefined ? { room: this.room() } : {}),
+        outcomes,
+        ...(ending ? { ending: true } : {}),
+      });
+    } finally {
+      this.release(bytes);
+    }
     this.firstReport = false;
-    this.waiting.push(...answer.tasks);
+    for (const handed of answer.tasks) {
+      if (this.canceledEarly.delete(handed.workId)) this.endUnstarted(handed);
+      else this.waiting.push(handed);
+    }
     for (const workId of answer.cancels) {
       const job = this.running.get(workId);
       if (job && !job.canceled) {
@@ -131,33 +168,67 @@ export class BatchRun {
         job.abort.abort(new Error("workpool: the job was canceled"));
         continue;
       }
-      // Held here, not started yet (waiting for a slot, or handed over in this same answer): it
-      // never starts, and its attempt ends now; the pool ends the job canceled.
+      // Held here, not started yet (handed over in this same answer): it never starts, and its
+      // attempt ends now; the pool ends the job canceled.
       const waiting = this.waiting.findIndex((handed) => handed.workId === workId);
-      if (waiting >= 0) {
-        const [handed] = this.waiting.splice(waiting, 1);
-        this.outcomes.push({
-          workId,
-          attempt: handed.attempt,
-          result: {
-            kind: "failed",
-            error: "workpool: the job was canceled before it started",
-            fnArgs: handBack(handed),
-          },
-        });
-      }
+      if (waiting >= 0) this.endUnstarted(this.waiting.splice(waiting, 1)[0]);
+      // Not handed over yet (still in the pool's hand-over row): it is ended when it comes.
+      else if (!job) this.canceledEarly.add(workId);
     }
     return { more: answer.more, stop: answer.stop };
+  }
+
+  /** Jobs the run can start now: free slots, less what it holds waiting. */
+  private room(): number {
+    return Math.max(0, this.runner.concurrency - this.running.size - this.waiting.length);
+  }
+
+  /** Ends the attempt of a canceled job that never started; the pool ends the job canceled. */
+  private endUnstarted(handed: Handed): void {
+    this.outcomes.push({
+      workId: handed.workId,
+      attempt: handed.attempt,
+      result: {
+        kind: "failed",
+        error: CANCELED_BEFORE_START,
+        fnArgs: handBack(handed),
+      },
+    });
+  }
+
+  /** Counts `bytes` of results as held until a report answers for them (waiting, first, while
+   * they would take the run past HELD_RESULT_BYTES_LIMIT and earlier ones are still held). */
+  private async hold(bytes: number): Promise<void> {
+    while (this.heldBytes > 0 && this.heldBytes + bytes > HELD_RESULT_BYTES_LIMIT) {
+      await new Promise<void>((resolve) => this.reported.push(resolve));
+    }
+    this.heldBytes += bytes;
+    this.peakHeldBytes = Math.max(this.peakHeldBytes, this.heldBytes);
+  }
+
+  /** A report answered (or failed) for `bytes` of results: results waiting for room go on. */
+  private release(bytes: number): void {
+    this.heldBytes -= bytes;
+    const waiting = this.reported;
+    this.reported = [];
+    for (const resume of waiting) resume();
   }
 
   /** Records an outcome; a large one is reported at once, alone (the component stores it aside). */
   private async finish(outcome: Outcome): Promise<void> {
     const bytes = valueSizeBytes(outcome.result);
+    await this.hold(bytes);
     if (bytes > INLINE_VALUE_BYTES) {
       const held = this.outcomes;
+      const heldBytes = this.unreportedBytes;
       this.outcomes = [outcome];
-      await this.report();
-      this.outcomes.push(...held);
+      this.unreportedBytes = bytes;
+      try {
+        await this.report();
+      } finally {
+        this.outcomes.push(...held);
+        this.unreportedBytes += heldBytes;
+      }
       return;
     }
     this.outcomes.push(outcome);
@@ -298,8 +369,9 @@ export class BatchRun {
       const sinceCall = now - this.lastCall;
       const hasRoom = this.running.size < concurrency;
       // Outcomes wait for others up to REPORT_INTERVAL_MS, unless none can come (nothing runs).
+      // More hand-overs wait than the last report took: it takes them as soon as it has room.
       const due =
-        more ||
+        (more && hasRoom) ||
         (this.outcomes.length > 0 &&
           (sinceCall >= REPORT_INTERVAL_MS || this.running.size === 0)) ||
         (takes && refillDue && hasRoom) ||

@@ -10,17 +10,22 @@
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
 import { v, type Infer } from "convex/values";
-import type { Id } from "../_generated/dataModel.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
 import { mutation, type MutationCtx } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/payloads.js";
 import { segmentOf } from "../model/segments.js";
-import { vAttemptResult } from "../model/validators.js";
+import { vAttemptResult, type TaskHandover } from "../model/validators.js";
+import { CANCELED_BEFORE_START } from "./batchRun.js";
 
 /** Tasks one report takes at most: the most tasks an executor runs at once. */
 export const REPORT_TAKE_BATCH = 1000;
+/** Hand-over rows one report reads at most: rows it leaves tasks in (it takes no more than it has
+ * room for) are read again by its next report, for their cancels; the loop writes at most one
+ * row per pass per executor, and fills no more than the executor's room. */
+export const REPORT_ROWS_READ = 20;
 /** Bytes of task arguments one report returns at most (large ones are read from their payload):
  * a report's answer stays far below Convex's limits, and the rest come with the next report. */
 export const REPORT_ARGS_BYTES = 4 * 1024 * 1024;
@@ -58,15 +63,20 @@ export const report = mutation({
   args: {
     executorId: v.string(),
     concurrency: v.optional(v.number()),
+    /** Tasks the executor can start now: the report takes no more (omitted: as many as wait). */
+    room: v.optional(v.number()),
     outcomes: v.array(
       v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
     ),
     ending: v.optional(v.boolean()),
   },
   returns: vReportAnswer,
-  handler: async (ctx, { executorId, concurrency, outcomes, ending }) => {
+  handler: async (ctx, { executorId, concurrency, room, outcomes, ending }) => {
     if (outcomes.length > MAX_REPORT_OUTCOMES) {
       invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
+    }
+    if (room !== undefined && !(Number.isInteger(room) && room >= 0)) {
+      invalidArgument("room", "must be a whole number, 0 or more", room);
     }
     const id = ctx.db.normalizeId("executors", executorId);
     const row = id === null ? null : await ctx.db.get("executors", id);
@@ -76,16 +86,22 @@ export const report = mutation({
       if (workId === null) continue; // not a job of this pool: nothing to record
       reported.push({ workId, attempt: outcome.attempt, result: outcome.result });
     }
-    // Filed under the executor's id, which its tasks' running state names (for recovery).
-    await recordCompletions(ctx, reported, row?._id);
-    if (row === null) return NONE;
+    if (row === null) {
+      await recordCompletions(ctx, reported);
+      return NONE;
+    }
     if (concurrency !== undefined && row.concurrency !== concurrency) {
       await ctx.db.patch("executors", row._id, {
         concurrency,
-        open: isOpen({ ...row, concurrency }),
+        open: isOpen({ ...row, concurrency }, Date.now()),
       });
     }
-    const answer = await takeHandovers(ctx, row._id, ending === true);
+    const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
+      all: ending === true,
+      room: room ?? REPORT_TAKE_BATCH,
+    });
+    // Filed under the executor's id, which its tasks' running state names (for recovery).
+    await recordCompletions(ctx, [...reported, ...unstarted], row._id);
     if (ending && answer.tasks.length === 0 && !answer.more) {
       // Nothing of its own left for the loop to settle: the row goes now. Otherwise the loop
       // deletes it once it settled the rest (mainLoop/executors.ts `flushExecutors`).
@@ -102,24 +118,34 @@ export const report = mutation({
  * loop writes into the segment after its own, so a report does not read what a pass that runs
  * meanwhile writes. A last report (`all`) reads every segment instead: a pass handing it a task at
  * that moment then conflicts with it (one of the two runs again, and sees the other), so no task
- * is handed to an executor that has ended. Stops at REPORT_TAKE_BATCH tasks or REPORT_ARGS_BYTES
- * of arguments, leaving the rest of a row in it for the next report (`more`).
+ * is handed to an executor that has ended. Takes at most `room` tasks (so the executor starts
+ * each at once: one it never took stays here, and goes back to pending if the executor dies),
+ * REPORT_TAKE_BATCH, or REPORT_ARGS_BYTES of arguments; the rest stay in their rows for the next
+ * report (`more`). The cancels of every row read are taken: one of a task left in a row read
+ * ends that task's attempt here (`unstarted`), and the executor never sees either.
  */
-async function takeHandovers(ctx: MutationCtx, executorId: Id<"executors">, all: boolean) {
+async function takeHandovers(
+  ctx: MutationCtx,
+  executorId: Id<"executors">,
+  { all, room }: { all: boolean; room: number },
+) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
-  const cancels: string[] = [];
+  const cancels = new Set<string>();
+  const limit = Math.min(room, REPORT_TAKE_BATCH);
   let bytes = 0;
-  const full = () => tasks.length >= REPORT_TAKE_BATCH || bytes >= REPORT_ARGS_BYTES;
-  const rows = ctx.db
+  const full = () => tasks.length >= limit || bytes >= REPORT_ARGS_BYTES;
+  const rows = await ctx.db
     .query("handovers")
     .withIndex("by_executor", (q) =>
       all
         ? q.eq("executorId", executorId)
         : q.eq("executorId", executorId).lte("segment", segmentOf(Date.now())),
-    );
-  for await (const row of rows) {
-    if (full()) return { tasks, cancels, more: true, stop: false };
-    cancels.push(...row.cancels);
+    )
+    .take(REPORT_ROWS_READ + 1);
+  let more = rows.length > REPORT_ROWS_READ;
+  const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
+  for (const row of rows.slice(0, REPORT_ROWS_READ)) {
+    for (const workId of row.cancels) cancels.add(workId);
     let taken = 0;
     for (const handed of row.tasks) {
       if (full()) break;
@@ -130,12 +156,29 @@ async function takeHandovers(ctx: MutationCtx, executorId: Id<"executors">, all:
       tasks.push({ workId, attempt, previousAttempts, task, fnArgs });
       taken++;
     }
-    if (taken < row.tasks.length) {
-      // The rest of the row waits for the next report (its cancels were taken).
-      await ctx.db.patch("handovers", row._id, { tasks: row.tasks.slice(taken), cancels: [] });
-      return { tasks, cancels, more: true, stop: false };
-    }
-    await ctx.db.delete("handovers", row._id);
+    if (taken === row.tasks.length) await ctx.db.delete("handovers", row._id);
+    else partlyTaken.push({ row, rest: row.tasks.slice(taken) });
   }
-  return { tasks, cancels, more: false, stop: false };
+  const unstarted: ReportedOutcome[] = [];
+  for (const { row, rest } of partlyTaken) {
+    const waiting = rest.filter((handed) => {
+      if (!cancels.delete(handed.workId)) return true;
+      // Inline args go back to the job's row (a retry needs them); a payload stays.
+      const { workId, attempt, fnArgs } = handed;
+      unstarted.push({
+        workId,
+        attempt,
+        result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+      });
+      return false;
+    });
+    if (waiting.length === 0) {
+      await ctx.db.delete("handovers", row._id);
+      continue;
+    }
+    // The rest of the row waits for the next report (its cancels were taken).
+    more = true;
+    await ctx.db.patch("handovers", row._id, { tasks: waiting, cancels: [] });
+  }
+  return { tasks, cancels: [...cancels], more, stop: false, unstarted };
 }
