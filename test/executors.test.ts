@@ -39,6 +39,32 @@ async function executorRuns(t: T): Promise<number> {
 const ios = (n: number, extra: Record<string, unknown> = {}) =>
   Array.from({ length: n }, (_, i) => ({ key: `t${i}`, ...extra }));
 
+/** docs/executors.md: a dead executor's started tasks are found "within about 35 s" (a recovery
+ * cycle every RECOVERY_INTERVAL_MS = 30 s checks the jobs that have run over RECOVERY_THRESHOLD_MS
+ * = 5 s: a task killed at k, started at s <= k, is checked by the first cycle after
+ * max(k, s + 5 s), at most 35 s after k). */
+const DEATH_FOUND_WITHIN_MS = 35_000;
+/** On top of that window: the pass that runs the cycle starts on a 100 ms segment boundary, and
+ * onComplete runs in a delivery transaction that pass schedules at once (a few ms of virtual time);
+ * a new executor for a retry is started by the next pass. 1 s is ten segments of slack, far below
+ * the 30 s a missed cycle would add. */
+const DEATH_SLACK_MS = 1_000;
+
+/** Enqueues `io` tasks with `options`, waits until all run (in one executor: concurrency 5), then
+ * kills that executor at its next call to the pool (a check-in, within 2 s), tasks in hand.
+ * Returns the jobs' ids and when the executor died (virtual ms). */
+async function killMidTask(
+  t: T,
+  argsList: Array<Record<string, unknown>>,
+  options?: object,
+): Promise<{ ids: string[]; diedAt: number }> {
+  const ids = await enqueueIo(t, argsList, { options });
+  await runUntil(t, () => probe.running === argsList.length, 5_000, 50);
+  const killed = killRunnerAtNextReport();
+  await runUntil(t, () => killed.count === 1, 5_000, 50);
+  return { ids, diedAt: killed.at! };
+}
+
 describe("executors", () => {
   it("run tasks as jobs of the pool: one onComplete each, within maxParallelism, in few actions", async () => {
     const t = setup();
@@ -237,13 +263,12 @@ describe("executors", () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
     const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
-    const ids = await enqueueIo(t, ios(3, { ms: 3_000, failTimes: 0 }), { options: retry });
-    await runUntil(t, () => probe.running === 3, 5_000, 50);
-    // The executor dies at its next call to the pool (its action fails), tasks in hand.
-    const killed = killRunnerAtNextReport();
+    const { ids, diedAt } = await killMidTask(t, ios(3, { ms: 3_000, failTimes: 0 }), retry);
     await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 500);
-    expect(killed.count).toBe(1);
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
+      // the death was found, and the retry (backoff 100 ms ± 50%) started, within the window
+      const retriedAt = probe.starts.get(`t${i}`)![1];
+      expect(retriedAt - diedAt).toBeLessThanOrEqual(DEATH_FOUND_WITHIN_MS + 150 + DEATH_SLACK_MS);
       const job = await info(t, id);
       // each ran again in a new executor after its first attempt failed with the executor
       expect(job).toMatchObject({
@@ -259,13 +284,12 @@ describe("executors", () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
-    await enqueueIo(t, [{ key: "once", ms: 3_000 }]);
-    await runUntil(t, () => probe.running === 1, 5_000, 50);
-    killRunnerAtNextReport();
+    const { diedAt } = await killMidTask(t, [{ key: "once", ms: 3_000 }]);
     await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
-    expect((await completions(t))[0].result.error).toMatch(
-      /^workpool: executor died \(its action failed/,
-    );
+    const [done] = await completions(t);
+    expect(done.result.error).toMatch(/^workpool: executor died \(its action failed/);
+    // onComplete ran (the completion's creation time) within the window of the death
+    expect(done._creationTime - diedAt).toBeLessThanOrEqual(DEATH_FOUND_WITHIN_MS + DEATH_SLACK_MS);
   });
 
   it("a task handed to an executor that died before taking it goes back to pending, no attempt used", async () => {
