@@ -305,14 +305,33 @@ describe("executors", () => {
     expect(await info(t, id)).toMatchObject({ previousAttempts: 1, result: { kind: "success" } });
   });
 
-  it("ignores a late report from an executor whose task was given up: one outcome per attempt", async () => {
+  it("ignores a late report for an attempt given up on while the next attempt runs: one outcome per attempt", async () => {
     const t = setup();
-    const [id] = await enqueueIo(t, [{ key: "done" }]);
-    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
-    // A report for the attempt that already ended, as from a stale executor.
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // Attempt 1's executor dies; recovery fails that attempt and the retry runs attempt 2.
+    const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
+    const {
+      ids: [id],
+    } = await killMidTask(t, [{ key: "again", ms: 3_000 }], retry);
+    await runUntil(t, () => probe.attempts.get("again") === 2, 60_000, 100);
+    expect(await info(t, id)).toMatchObject({ state: "running", previousAttempts: 1 });
+    // Attempt 1's executor reports after all, claiming success, while attempt 2 runs.
     await t.mutation(anyApi.tasks.lateReport, { workId: id, attempt: 1 });
-    await runFor(t, 2_000, 100);
-    expect(await completions(t)).toHaveLength(1);
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    await runFor(t, 5_000, 100);
+    // The job's one outcome is attempt 2's, not the late "success" of attempt 1.
+    expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
+      [id, { kind: "success", returnValue: "again" }],
+    ]);
+    expect(await info(t, id)).toMatchObject({ previousAttempts: 2 });
+    expect(probe.attempts.get("again")).toBe(2);
+    // The late report was logged as stale, for the attempt it named, while the job ran.
+    const stale = warnings.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes('"event":"staleCompletion"'))
+      .map((line) => JSON.parse(line));
+    expect(stale).toEqual([expect.objectContaining({ workId: id, attempt: 1, state: "running" })]);
   });
 
   it("calls nothing while idle: once the tasks are done, no executor runs or reports", async () => {
