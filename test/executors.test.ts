@@ -115,15 +115,26 @@ describe("executors", () => {
 
   it("fails a task with bad args or an unknown name at once, not retried, naming it", async () => {
     const t = setup();
+    // Both allow three attempts: a refusal must not use them.
     const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
-    await enqueueIo(t, [{ key: 5 }], { options: retry });
-    await enqueueIo(t, [{ key: "x" }], { options: retry, task: "nope" });
+    const [badArgs] = await enqueueIo(t, [{ key: 5 }], { options: retry });
+    const [unknown] = await enqueueIo(t, [{ key: "x" }], { options: retry, task: "nope" });
     await runUntil(t, async () => (await completions(t)).length === 2, 10_000, 50);
-    const errors = (await completions(t)).map((c) => c.result.error).sort();
-    expect(errors[0]).toMatch(/task "io" args: .*key/);
-    expect(errors[1]).toMatch(/no task named "nope"/);
     await runFor(t, 2_000, 100);
-    expect(await completions(t)).toHaveLength(2);
+    const results = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    expect(results.get(badArgs)).toEqual({
+      kind: "failed",
+      error: expect.stringMatching(/^workpool: task "io" args: .*\bkey\b/),
+    });
+    expect(results.get(unknown)).toEqual({
+      kind: "failed",
+      error: 'workpool: the executor has no task named "nope" (it has: io, quick, throwsAtOnce)',
+    });
+    for (const id of [badArgs, unknown]) {
+      expect(await info(t, id)).toMatchObject({ state: "finished", previousAttempts: 1 });
+    }
+    // Refused before any handler ran.
+    expect(probe.attempts.size).toBe(0);
   });
 
   it("a handler that throws before any await, or returns a value Convex cannot store, fails the attempt", async () => {
