@@ -158,6 +158,32 @@ describe("executors", () => {
     expect((await info(t, id)).result.returnValue).toHaveLength(300_000);
   });
 
+  it("a return value of 1,000,000 bytes arrives; one byte more fails the attempt, naming the limit, not retried", async () => {
+    const t = setup();
+    const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
+    // A string's size is its JSON: the characters and two quotes.
+    const [atLimit, over] = await enqueueIo(
+      t,
+      [
+        { key: "at-limit", returnBytes: 1_000_000 - 2 },
+        { key: "over", returnBytes: 1_000_000 - 1 },
+      ],
+      { options: retry },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 2, 10_000, 50);
+    await runFor(t, 2_000, 100);
+    const results = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    expect(results.get(atLimit)?.kind).toBe("success");
+    expect(results.get(atLimit)?.returnValue).toHaveLength(1_000_000 - 2);
+    expect(results.get(over)).toEqual({
+      kind: "failed",
+      error: "workpool: the return value is 1000001 bytes, over the limit of 1000000 bytes",
+    });
+    // Running it again would return the same: one attempt of the three allowed.
+    expect(await info(t, over)).toMatchObject({ state: "finished", previousAttempts: 1 });
+    expect(probe.attempts.get("over")).toBe(1);
+  });
+
   it("dedupe: a duplicate of a waiting task returns it; one of another task is rejected", async () => {
     const t = setup();
     const options = { dedupeKey: "page-1", runAfter: 1_000 };
