@@ -30,14 +30,27 @@ const llm = {
         },
       },
       ping: { args: {}, handler: async () => null },
+      count: {
+        args: { text: v.string() },
+        // Unannotated: its args are typed from the validators, its return type from its body.
+        handler: async (_ctx, { text }) => {
+          // @ts-expect-error `text` is a string (not `any`): strings have no toFixed
+          text.toFixed();
+          return text.length;
+        },
+      },
     },
   }),
+  /** onCompletes whose `result.returnValue` is typed. */
+  summarized: pool.defineOnComplete({ returnValue: v.string(), handler: async () => {} }),
+  counted: pool.defineOnComplete({ returnValue: v.number(), handler: async () => {} }),
+  anything: pool.defineOnComplete({ handler: async () => {} }),
 };
 
 // What an app's `internal` holds for the module: the reference carries the tasks.
 const internal = anyApi as unknown as FilterApi<
   ApiFromModules<{ llm: typeof llm }>,
-  FunctionReference<"action", "internal">
+  FunctionReference<"action" | "mutation", "internal">
 >;
 
 /** Never run: only type-checked. */
@@ -60,6 +73,21 @@ async function uses(ctx: GenericMutationCtx<never>) {
   await pool.enqueueTask(ctx, internal.llm.run, "summarize", {});
   // @ts-expect-error a wrong arg in a batch
   await pool.enqueueTaskBatch(ctx, internal.llm.run, "summarize", [{ url: "a" }, { url: 1 }]);
+
+  // onComplete's `result.returnValue` is the task's return type, as for `enqueueAction`.
+  const summarized = { onComplete: internal.llm.summarized };
+  const counted = { onComplete: internal.llm.counted };
+  await pool.enqueueTask(ctx, internal.llm.run, "summarize", { url: "x" }, summarized);
+  await pool.enqueueTask(ctx, internal.llm.run, "count", { text: "x" }, counted);
+  await pool.enqueueTaskBatch(ctx, internal.llm.run, "count", [{ text: "x" }], counted);
+  const anything = { onComplete: internal.llm.anything, retry: true };
+  await pool.enqueueTask(ctx, internal.llm.run, "ping", {}, anything);
+  // @ts-expect-error `summarize` returns a string; `counted` wants a number
+  await pool.enqueueTask(ctx, internal.llm.run, "summarize", { url: "x" }, counted);
+  // @ts-expect-error `count` (inferred) returns a number; `summarized` wants a string
+  await pool.enqueueTask(ctx, internal.llm.run, "count", { text: "x" }, summarized);
+  // @ts-expect-error `ping` returns null: the type is the named task's, not any task's
+  await pool.enqueueTaskBatch(ctx, internal.llm.run, "ping", [{}], summarized);
 }
 
 describe("executor types", () => {

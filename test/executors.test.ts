@@ -39,6 +39,32 @@ async function executorRuns(t: T): Promise<number> {
 const ios = (n: number, extra: Record<string, unknown> = {}) =>
   Array.from({ length: n }, (_, i) => ({ key: `t${i}`, ...extra }));
 
+/** docs/executors.md: a dead executor's started tasks are found "within about 35 s" (a recovery
+ * cycle every RECOVERY_INTERVAL_MS = 30 s checks the jobs that have run over RECOVERY_THRESHOLD_MS
+ * = 5 s: a task killed at k, started at s <= k, is checked by the first cycle after
+ * max(k, s + 5 s), at most 35 s after k). */
+const DEATH_FOUND_WITHIN_MS = 35_000;
+/** On top of that window: the pass that runs the cycle starts on a 100 ms segment boundary, and
+ * onComplete runs in a delivery transaction that pass schedules at once (a few ms of virtual time);
+ * a new executor for a retry is started by the next pass. 1 s is ten segments of slack, far below
+ * the 30 s a missed cycle would add. */
+const DEATH_SLACK_MS = 1_000;
+
+/** Enqueues `io` tasks with `options`, waits until all run (in one executor: concurrency 5), then
+ * kills that executor at its next call to the pool (a check-in, within 2 s), tasks in hand.
+ * Returns the jobs' ids and when the executor died (virtual ms). */
+async function killMidTask(
+  t: T,
+  argsList: Array<Record<string, unknown>>,
+  options?: object,
+): Promise<{ ids: string[]; diedAt: number }> {
+  const ids = await enqueueIo(t, argsList, { options });
+  await runUntil(t, () => probe.running === argsList.length, 5_000, 50);
+  const killed = killRunnerAtNextReport();
+  await runUntil(t, () => killed.count === 1, 5_000, 50);
+  return { ids, diedAt: killed.at! };
+}
+
 describe("executors", () => {
   it("run tasks as jobs of the pool: one onComplete each, within maxParallelism, in few actions", async () => {
     const t = setup();
@@ -89,15 +115,26 @@ describe("executors", () => {
 
   it("fails a task with bad args or an unknown name at once, not retried, naming it", async () => {
     const t = setup();
+    // Both allow three attempts: a refusal must not use them.
     const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
-    await enqueueIo(t, [{ key: 5 }], { options: retry });
-    await enqueueIo(t, [{ key: "x" }], { options: retry, task: "nope" });
+    const [badArgs] = await enqueueIo(t, [{ key: 5 }], { options: retry });
+    const [unknown] = await enqueueIo(t, [{ key: "x" }], { options: retry, task: "nope" });
     await runUntil(t, async () => (await completions(t)).length === 2, 10_000, 50);
-    const errors = (await completions(t)).map((c) => c.result.error).sort();
-    expect(errors[0]).toMatch(/task "io" args: .*key/);
-    expect(errors[1]).toMatch(/no task named "nope"/);
     await runFor(t, 2_000, 100);
-    expect(await completions(t)).toHaveLength(2);
+    const results = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    expect(results.get(badArgs)).toEqual({
+      kind: "failed",
+      error: expect.stringMatching(/^workpool: task "io" args: .*\bkey\b/),
+    });
+    expect(results.get(unknown)).toEqual({
+      kind: "failed",
+      error: 'workpool: the executor has no task named "nope" (it has: io, quick, throwsAtOnce)',
+    });
+    for (const id of [badArgs, unknown]) {
+      expect(await info(t, id)).toMatchObject({ state: "finished", previousAttempts: 1 });
+    }
+    // Refused before any handler ran.
+    expect(probe.attempts.size).toBe(0);
   });
 
   it("a handler that throws before any await, or returns a value Convex cannot store, fails the attempt", async () => {
@@ -119,6 +156,32 @@ describe("executors", () => {
     await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
     expect((await completions(t))[0].result.returnValue).toHaveLength(300_000);
     expect((await info(t, id)).result.returnValue).toHaveLength(300_000);
+  });
+
+  it("a return value of 1,000,000 bytes arrives; one byte more fails the attempt, naming the limit, not retried", async () => {
+    const t = setup();
+    const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
+    // A string's size is its JSON: the characters and two quotes.
+    const [atLimit, over] = await enqueueIo(
+      t,
+      [
+        { key: "at-limit", returnBytes: 1_000_000 - 2 },
+        { key: "over", returnBytes: 1_000_000 - 1 },
+      ],
+      { options: retry },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 2, 10_000, 50);
+    await runFor(t, 2_000, 100);
+    const results = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    expect(results.get(atLimit)?.kind).toBe("success");
+    expect(results.get(atLimit)?.returnValue).toHaveLength(1_000_000 - 2);
+    expect(results.get(over)).toEqual({
+      kind: "failed",
+      error: "workpool: the return value is 1000001 bytes, over the limit of 1000000 bytes",
+    });
+    // Running it again would return the same: one attempt of the three allowed.
+    expect(await info(t, over)).toMatchObject({ state: "finished", previousAttempts: 1 });
+    expect(probe.attempts.get("over")).toBe(1);
   });
 
   it("dedupe: a duplicate of a waiting task returns it; one of another task is rejected", async () => {
@@ -237,13 +300,12 @@ describe("executors", () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
     const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
-    const ids = await enqueueIo(t, ios(3, { ms: 3_000, failTimes: 0 }), { options: retry });
-    await runUntil(t, () => probe.running === 3, 5_000, 50);
-    // The executor dies at its next call to the pool (its action fails), tasks in hand.
-    const killed = killRunnerAtNextReport();
+    const { ids, diedAt } = await killMidTask(t, ios(3, { ms: 3_000, failTimes: 0 }), retry);
     await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 500);
-    expect(killed.count).toBe(1);
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
+      // the death was found, and the retry (backoff 100 ms ± 50%) started, within the window
+      const retriedAt = probe.starts.get(`t${i}`)![1];
+      expect(retriedAt - diedAt).toBeLessThanOrEqual(DEATH_FOUND_WITHIN_MS + 150 + DEATH_SLACK_MS);
       const job = await info(t, id);
       // each ran again in a new executor after its first attempt failed with the executor
       expect(job).toMatchObject({
@@ -259,13 +321,12 @@ describe("executors", () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
-    await enqueueIo(t, [{ key: "once", ms: 3_000 }]);
-    await runUntil(t, () => probe.running === 1, 5_000, 50);
-    killRunnerAtNextReport();
+    const { diedAt } = await killMidTask(t, [{ key: "once", ms: 3_000 }]);
     await runUntil(t, async () => (await completions(t)).length === 1, 120_000, 500);
-    expect((await completions(t))[0].result.error).toMatch(
-      /^workpool: executor died \(its action failed/,
-    );
+    const [done] = await completions(t);
+    expect(done.result.error).toMatch(/^workpool: executor died \(its action failed/);
+    // onComplete ran (the completion's creation time) within the window of the death
+    expect(done._creationTime - diedAt).toBeLessThanOrEqual(DEATH_FOUND_WITHIN_MS + DEATH_SLACK_MS);
   });
 
   it("a task handed to an executor that died before taking it goes back to pending, no attempt used", async () => {
@@ -281,14 +342,33 @@ describe("executors", () => {
     expect(await info(t, id)).toMatchObject({ previousAttempts: 1, result: { kind: "success" } });
   });
 
-  it("ignores a late report from an executor whose task was given up: one outcome per attempt", async () => {
+  it("ignores a late report for an attempt given up on while the next attempt runs: one outcome per attempt", async () => {
     const t = setup();
-    const [id] = await enqueueIo(t, [{ key: "done" }]);
-    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
-    // A report for the attempt that already ended, as from a stale executor.
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // Attempt 1's executor dies; recovery fails that attempt and the retry runs attempt 2.
+    const retry = { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } };
+    const {
+      ids: [id],
+    } = await killMidTask(t, [{ key: "again", ms: 3_000 }], retry);
+    await runUntil(t, () => probe.attempts.get("again") === 2, 60_000, 100);
+    expect(await info(t, id)).toMatchObject({ state: "running", previousAttempts: 1 });
+    // Attempt 1's executor reports after all, claiming success, while attempt 2 runs.
     await t.mutation(anyApi.tasks.lateReport, { workId: id, attempt: 1 });
-    await runFor(t, 2_000, 100);
-    expect(await completions(t)).toHaveLength(1);
+    await runUntil(t, async () => (await completions(t)).length === 1, 10_000, 50);
+    await runFor(t, 5_000, 100);
+    // The job's one outcome is attempt 2's, not the late "success" of attempt 1.
+    expect((await completions(t)).map((c) => [c.workId, c.result])).toEqual([
+      [id, { kind: "success", returnValue: "again" }],
+    ]);
+    expect(await info(t, id)).toMatchObject({ previousAttempts: 2 });
+    expect(probe.attempts.get("again")).toBe(2);
+    // The late report was logged as stale, for the attempt it named, while the job ran.
+    const stale = warnings.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes('"event":"staleCompletion"'))
+      .map((line) => JSON.parse(line));
+    expect(stale).toEqual([expect.objectContaining({ workId: id, attempt: 1, state: "running" })]);
   });
 
   it("calls nothing while idle: once the tasks are done, no executor runs or reports", async () => {

@@ -57,10 +57,10 @@ export async function info(t: any, id: string): Promise<any> {
   return await t.query(anyApi.pool.callComponentQuery, { fn: "lib.info", args: { id } });
 }
 
-/** What onComplete received, per workId, in call order. */
+/** What onComplete received, per workId, in call order, and when (`_creationTime`, virtual ms). */
 export async function completions(
   t: any,
-): Promise<Array<{ workId: string; context: any; result: any }>> {
+): Promise<Array<{ workId: string; context: any; result: any; _creationTime: number }>> {
   return await t.run(async (ctx: any) => await ctx.db.query("completions").collect());
 }
 
@@ -318,12 +318,14 @@ export const interceptAsyncSyscalls = interceptSyscalls;
 /** Makes the next report an executor sends fail (its read of its own executor row, which the
  * loop here does not make in the meantime), so that its action fails with every task it holds,
  * as a killed executor's would. (convex-test runs an action's own calls outside the syscall hook,
- * so the fault is injected inside the report.) */
-export function killRunnerAtNextReport(): { count: number } {
-  const killed = { count: 0 };
+ * so the fault is injected inside the report.) Returns how many were killed (one at most) and
+ * when (virtual ms). */
+export function killRunnerAtNextReport(): { count: number; at?: number } {
+  const killed: { count: number; at?: number } = { count: 0 };
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (killed.count === 0 && op === "1.0/get" && jsonArgs.includes('"table":"executors"')) {
       killed.count++;
+      killed.at = Date.now();
       throw new Error("injected: the runner was killed");
     }
     return await asyncSyscall(op, jsonArgs);

@@ -71,11 +71,17 @@ export type ExecutorDefinition<A extends Record<string, PropertyValidators>> = {
   tasks: { [K in keyof A]: TaskDefinition<A[K]> };
 };
 
-/** The args type an executor action carries for `enqueueTask`: its tasks' names and args. */
-export type ExecutorArgs<Tasks extends Record<string, Record<string, any>>> = {
+/** The args type an executor action carries for `enqueueTask`: its tasks' names and args, and
+ * what each returns (by default, anything). */
+export type ExecutorArgs<
+  Tasks extends Record<string, Record<string, any>>,
+  Returns = { [K in keyof Tasks]: any },
+> = {
   executorId: string;
   /** Never sent: it carries the tasks' arg types to `enqueueTask`. */
   __tasks?: Tasks;
+  /** Never sent: it carries the tasks' return types to `enqueueTask`'s onComplete. */
+  __returns?: Returns;
 };
 
 /** The args of each task of an executor defined with validators `A`. */
@@ -83,13 +89,17 @@ export type TaskArgs<A extends Record<string, PropertyValidators>> = {
   [K in keyof A]: ObjectType<A[K]>;
 };
 
+/** What each task's handler returns (resolved), from the tasks' definitions `T`. */
+export type TaskReturns<T> = {
+  [K in keyof T]: T[K] extends { handler: (...args: any[]) => Promise<infer R> } ? R : unknown;
+};
+
 /** The internal action `pool.executor` returns, for the app to export. (Signatures spell out the
  * `RegisteredAction` it is: Convex's api types read an export's args from that alias alone.) */
-export type ExecutorAction<A extends Record<string, PropertyValidators>> = RegisteredAction<
-  "internal",
-  ExecutorArgs<TaskArgs<A>>,
-  Promise<null>
->;
+export type ExecutorAction<
+  A extends Record<string, PropertyValidators>,
+  Returns = { [K in keyof A]: any },
+> = RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>, Returns>, Promise<null>>;
 
 /** Checks an executor's definition when the app's module loads (a deploy with a bad one fails). */
 function checkDefinition(definition: ExecutorDefinition<any>): number {
@@ -122,12 +132,13 @@ function checkDefinition(definition: ExecutorDefinition<any>): number {
 
 /**
  * Makes the executor action (see the file comment): `pool.executor` calls this with the pool's
- * component.
+ * component. `T` is the tasks' definitions as written, for their handlers' return types (`A`
+ * alone gives the handlers their args' types).
  */
-export function defineExecutor<A extends Record<string, PropertyValidators>>(
+export function defineExecutor<A extends Record<string, PropertyValidators>, T>(
   component: WorkpoolComponent,
-  definition: ExecutorDefinition<A>,
-): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>> {
+  definition: ExecutorDefinition<A> & { tasks: T },
+): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>, TaskReturns<T>>, Promise<null>> {
   const concurrency = checkDefinition(definition);
   const tasks = definition.tasks as Record<string, TaskDefinition<any>>;
   return internalActionGeneric({
@@ -150,7 +161,11 @@ export function defineExecutor<A extends Record<string, PropertyValidators>>(
       }).run();
       return null;
     },
-  }) as unknown as RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>>;
+  }) as unknown as RegisteredAction<
+    "internal",
+    ExecutorArgs<TaskArgs<A>, TaskReturns<T>>,
+    Promise<null>
+  >;
 }
 
 /** Why a handed task cannot run: its executor has no such task, or its args do not match. */

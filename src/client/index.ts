@@ -77,4 +77,5 @@ export type {
   TaskArgs,
   TaskDefinition,
   TaskInfo,
+  TaskReturns,
 } from "./executor.js";

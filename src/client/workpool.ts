@@ -28,6 +28,7 @@ import {
   type ExecutorArgs,
   type ExecutorDefinition,
   type TaskArgs,
+  type TaskReturns,
 } from "./executor.js";
 import {
   defineOnCompleteMutation,
@@ -168,27 +169,33 @@ export class Workpool extends WorkpoolControl {
    *   each with `args` (validators), an optional `timeoutMs` (1 s to 5 min, default 5 min) and a
    *   `handler(ctx, args, { id, attempt, signal })`.
    */
-  executor<A extends Record<string, PropertyValidators>>(
-    definition: ExecutorDefinition<A>,
-  ): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>>, Promise<null>> {
+  executor<A extends Record<string, PropertyValidators>, T>(
+    definition: ExecutorDefinition<A> & { tasks: T },
+  ): RegisteredAction<"internal", ExecutorArgs<TaskArgs<A>, TaskReturns<T>>, Promise<null>> {
     return defineExecutor(this.component, definition);
   }
 
   /**
    * Enqueues a task of an executor (`pool.executor`), type-checked against it: a job of this pool
-   * like any other (options as for `enqueueAction`), run by one of the executor's actions.
+   * like any other (options as for `enqueueAction`: onComplete's `result.returnValue` is the task
+   * handler's return type), run by one of the executor's actions.
    * @returns the job's id.
    */
   async enqueueTask<
     Tasks extends Record<string, DefaultFunctionArgs>,
     Name extends keyof Tasks & string,
     Context,
+    ReturnType,
   >(
     ctx: MutationCtx | ActionCtx,
-    executor: FunctionReference<"action", FunctionVisibility, ExecutorArgs<Tasks>>,
+    executor: FunctionReference<
+      "action",
+      FunctionVisibility,
+      ExecutorArgs<Tasks, { [K in NoInfer<Name>]: NoInfer<ReturnType> }>
+    >,
     task: Name,
     args: Tasks[Name],
-    options?: RetryOption & EnqueueOptions<Context, any>,
+    options?: RetryOption & EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId> {
     const [id] = await enqueueTasks(
       this.component,
@@ -207,12 +214,17 @@ export class Workpool extends WorkpoolControl {
     Tasks extends Record<string, DefaultFunctionArgs>,
     Name extends keyof Tasks & string,
     Context,
+    ReturnType,
   >(
     ctx: MutationCtx | ActionCtx,
-    executor: FunctionReference<"action", FunctionVisibility, ExecutorArgs<Tasks>>,
+    executor: FunctionReference<
+      "action",
+      FunctionVisibility,
+      ExecutorArgs<Tasks, { [K in NoInfer<Name>]: NoInfer<ReturnType> }>
+    >,
     task: Name,
     argsArray: Array<Tasks[Name]>,
-    options?: RetryOption & EnqueueOptions<Context, any>,
+    options?: RetryOption & EnqueueOptions<Context, ReturnType>,
   ): Promise<WorkId[]> {
     if (options?.dedupeKey !== undefined) {
       invalidArgument(
