@@ -22,53 +22,46 @@ async function enqueueTasks(
   return await t.mutation(anyApi.tasks.enqueueIo, { argsList, batch: true, ...extra });
 }
 
+/**
+ * Eight tasks of 3 s (one retry each) to executors of five under `maxParallelism`; once five run,
+ * their executor dies at its next call. Returns, once all eight completed, each task's attempts
+ * used and starts, and how long after the kill the last one completed.
+ */
+async function killWithFiveRunning(t: T, maxParallelism: number) {
+  vi.spyOn(console, "warn").mockImplementation(() => {});
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
+  const ids = await enqueueTasks(t, 8, 3_000, { options: retry, poolOptions: { maxParallelism } });
+  await runUntil(t, () => probe.running === 5, 5_000, 50);
+  const killed = killRunnerAtNextReport();
+  const killedAt = Date.now();
+  await runUntil(t, async () => (await completions(t)).length === 8, 120_000, 200);
+  expect(killed.count).toBe(1);
+  expect((await completions(t)).every((c) => c.result.kind === "success")).toBe(true);
+  return {
+    attempts: await Promise.all(ids.map(async (id) => (await info(t, id)).previousAttempts)),
+    started: ids.map((_, i) => probe.starts.get(`t${i}`)!.length),
+    doneAfterMs: Date.now() - killedAt,
+  };
+}
+
 describe("an executor's room", () => {
   it("tasks handed to an executor beyond its slots wait with the pool: when it dies, only tasks it started used an attempt", async () => {
-    const t = setup();
-    vi.spyOn(console, "warn").mockImplementation(() => {});
-    vi.spyOn(console, "error").mockImplementation(() => {});
-    const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
-    // Eight tasks at once to an executor that runs five: the pool hands it all eight before its
-    // first report says five. It takes five; three stay in its hand-over row.
-    const ids = await enqueueTasks(t, 8, 3_000, {
-      options: retry,
-      poolOptions: { maxParallelism: 8 },
-    });
-    await runUntil(t, () => probe.running === 5, 5_000, 50);
-    // It dies at its next call, five tasks running.
-    const killed = killRunnerAtNextReport();
-    await runUntil(t, async () => (await completions(t)).length === 8, 120_000, 200);
-    expect(killed.count).toBe(1);
-    const attempts = await Promise.all(ids.map(async (id) => (await info(t, id)).previousAttempts));
-    const started = ids.map((_, i) => probe.starts.get(`t${i}`)!.length);
+    // The pool hands all eight to the first executor before its first report says five. It
+    // takes five; three stay in its hand-over row.
+    const { attempts, started } = await killWithFiveRunning(setup(), 8);
     // An attempt is used only by a start: had the dead executor taken the three it could not
     // start, each would have used one (2 attempts, 1 start).
     expect(attempts).toEqual(started);
     expect(started.filter((n) => n === 2)).toHaveLength(5);
-    expect((await completions(t)).every((c) => c.result.kind === "success")).toBe(true);
   });
 
   it("an executor found dead is handed nothing more: its tasks retry and the waiting ones start, in a new executor", async () => {
-    const t = setup();
-    vi.spyOn(console, "warn").mockImplementation(() => {});
-    vi.spyOn(console, "error").mockImplementation(() => {});
-    const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
-    // A lower parallelism than the tasks: five run in the executor, three wait in the pool.
-    const ids = await enqueueTasks(t, 8, 3_000, {
-      options: retry,
-      poolOptions: { maxParallelism: 5 },
-    });
-    await runUntil(t, () => probe.running === 5, 5_000, 50);
-    const killed = killRunnerAtNextReport();
-    const killedAt = Date.now();
-    await runUntil(t, async () => (await completions(t)).length === 8, 120_000, 200);
-    expect(killed.count).toBe(1);
+    // Five run in the executor, three wait in the pool for a slot.
+    const { attempts, started, doneAfterMs } = await killWithFiveRunning(setup(), 5);
     // Within the recovery window and the retries' run: not after the dead executor's hand-over
     // window (4 minutes), which is when a pass would otherwise stop handing it tasks.
-    expect(Date.now() - killedAt).toBeLessThan(60_000);
-    const attempts = await Promise.all(ids.map(async (id) => (await info(t, id)).previousAttempts));
-    const started = ids.map((_, i) => probe.starts.get(`t${i}`)!.length);
-    // Each task that was running when its executor died used an attempt for it; no other did.
+    expect(doneAfterMs).toBeLessThan(60_000);
     expect(attempts).toEqual(started);
     expect(started.filter((n) => n === 2)).toHaveLength(5);
     expect(started.filter((n) => n === 1)).toHaveLength(3);
