@@ -102,9 +102,7 @@ async function executorById(pass: Pass, id: Id<"executors">): Promise<ExecutorEn
 
 /** Whether an executor takes another task now. */
 function hasRoom(pass: Pass, { row, gone }: ExecutorEntry): boolean {
-  if (gone || row.ending || row.scheduledId === undefined) return false;
-  if (pass.now - row.startedAt >= EXECUTOR_HANDOVER_WINDOW_MS) return false;
-  return row.assigned < (row.concurrency ?? DEFAULT_EXECUTOR_CONCURRENCY);
+  return !gone && row.scheduledId !== undefined && isOpen(row, pass.now);
 }
 
 /** What the pass hands an executor, gathered until `flushExecutors` writes it. */
@@ -188,6 +186,8 @@ async function knownConcurrency(
 ): Promise<number | undefined> {
   const known = entries.find((entry) => entry.row.concurrency !== undefined);
   if (known) return known.row.concurrency;
+  // One this pass started without it: the read below came back empty already.
+  if (entries.some((entry) => entry.fresh)) return undefined;
   const rows = await pass.ctx.db
     .query("executors")
     .withIndex("by_open", (q) => q.eq("fnHandle", fnHandle))

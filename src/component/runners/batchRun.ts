@@ -117,9 +117,6 @@ export class BatchRun {
   peakHeldBytes = 0;
   /** Called when a report is answered (a result waiting for room may go on). */
   private reported: Array<() => void> = [];
-  /** Cancels of jobs not handed over yet (a report that took less than a row held): such a job
-   * never starts when it comes. */
-  private readonly canceledEarly = new Set<string>();
   private lastCall = 0;
   /** When the refill of the slots the last report freed is due (see REFILL_AFTER_MS). */
   private refillAt: number | undefined;
@@ -157,10 +154,7 @@ export class BatchRun {
       this.release(bytes);
     }
     this.firstReport = false;
-    for (const handed of answer.tasks) {
-      if (this.canceledEarly.delete(handed.workId)) this.endUnstarted(handed);
-      else this.waiting.push(handed);
-    }
+    this.waiting.push(...answer.tasks);
     for (const workId of answer.cancels) {
       const job = this.running.get(workId);
       if (job && !job.canceled) {
@@ -169,11 +163,10 @@ export class BatchRun {
         continue;
       }
       // Held here, not started yet (handed over in this same answer): it never starts, and its
-      // attempt ends now; the pool ends the job canceled.
+      // attempt ends now; the pool ends the job canceled. (One still in a hand-over row the
+      // report read was ended there, by the report; a cancel of a job that already ended is moot.)
       const waiting = this.waiting.findIndex((handed) => handed.workId === workId);
       if (waiting >= 0) this.endUnstarted(this.waiting.splice(waiting, 1)[0]);
-      // Not handed over yet (still in the pool's hand-over row): it is ended when it comes.
-      else if (!job) this.canceledEarly.add(workId);
     }
     return { more: answer.more, stop: answer.stop };
   }
