@@ -206,6 +206,7 @@ describe("retries", () => {
     expect((await completions(t))[0].result).toEqual({
       kind: "failed",
       error: "job nr failed attempt 1",
+      errorData: { __convexWorkpoolNonRetryable: true, message: "job nr failed attempt 1" },
     });
   });
 });
@@ -229,9 +230,11 @@ describe("NonRetryableError's wire form (shared with @convex-dev/workpool)", () 
       );
       await runFor(t, 10_000, 50);
       expect(probe.attempts.get(key)).toBe(1);
+      const message = `job ${key} failed attempt 1`;
       expect((await completions(t))[0].result).toEqual({
         kind: "failed",
-        error: `job ${key} failed attempt 1`,
+        error: message,
+        errorData: { __convexWorkpoolNonRetryable: true, message },
       });
     });
   }

@@ -1,4 +1,5 @@
 // The client's public surface: the names API-COMPAT.md lists exist, and options are checked eagerly.
+import type { Value } from "convex/values";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as client from "./index.js";
 import { Workpool, type OnCompleteArgs, type RunResult, type WorkId } from "./index.js";
@@ -31,7 +32,7 @@ describe("exports", () => {
   it("has the documented types", () => {
     expectTypeOf<RunResult>().toEqualTypeOf<
       | { kind: "success"; returnValue: any }
-      | { kind: "failed"; error: string }
+      | { kind: "failed"; error: string; errorData?: Value }
       | { kind: "canceled" }
     >();
     expectTypeOf<OnCompleteArgs<{ a: number }>["context"]>().toEqualTypeOf<{ a: number }>();

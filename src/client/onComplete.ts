@@ -14,7 +14,7 @@ import {
   type RegisteredMutation,
 } from "convex/server";
 import { v, type Infer, type Validator, type VAny } from "convex/values";
-import type { RunResult } from "../component/model/validators.js";
+import { vErrorData, type RunResult } from "../component/model/validators.js";
 import { vWorkId, type WorkId } from "./types.js";
 
 /** The arguments an onComplete mutation receives. */
@@ -29,12 +29,13 @@ export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
 
 /**
  * Builds the validator of a job's result, with `returnValue` checked by `returnValue` (default
- * `v.any()`): `{ kind: "success", returnValue } | { kind: "failed", error } | { kind: "canceled" }`.
+ * `v.any()`): `{ kind: "success", returnValue } | { kind: "failed", error, errorData? } |
+ * { kind: "canceled" }` (`errorData`: the data of the ConvexError the job threw).
  */
 export function vRunResult<RV extends Validator<any, any, any> = VAny>(returnValue?: RV) {
   return v.union(
     v.object({ kind: v.literal("success"), returnValue: (returnValue ?? v.any()) as RV }),
-    v.object({ kind: v.literal("failed"), error: v.string() }),
+    v.object({ kind: v.literal("failed"), error: v.string(), errorData: vErrorData }),
     v.object({ kind: v.literal("canceled") }),
   );
 }

@@ -5,7 +5,7 @@ import {
   queryGeneric,
   internalMutationGeneric,
 } from "convex/server";
-import { ConvexError, v } from "convex/values";
+import { ConvexError, v, type Value } from "convex/values";
 import { NonRetryableError as PeerNonRetryableError } from "@convex-dev/workpool";
 import { NonRetryableError, SnoozeError } from "../../src/client/index.js";
 import { probe } from "./probe.js";
@@ -23,6 +23,11 @@ const vBehavior = {
   nonRetryableForm: v.optional(v.union(v.literal("peer"), v.literal("wire"))),
   /** Pad a failure's message to this many bytes (an HTTP body in an error, say). */
   errorBytes: v.optional(v.number()),
+  /** A failure throws `new ConvexError(errorData)` instead of a plain error (not with
+   * `nonRetryable`). */
+  errorData: v.optional(v.any()),
+  /** A failure throws a plain Error carrying the peer's non-retryable marker as its own property. */
+  markedError: v.optional(v.boolean()),
   /** The first `snoozeTimes` runs throw SnoozeError(snoozeMs) (before any failure is counted). */
   snoozeTimes: v.optional(v.number()),
   snoozeMs: v.optional(v.number()),
@@ -38,6 +43,8 @@ type Behavior = {
   nonRetryable?: boolean;
   nonRetryableForm?: "peer" | "wire";
   errorBytes?: number;
+  errorData?: unknown;
+  markedError?: boolean;
   snoozeTimes?: number;
   snoozeMs?: number;
 };
@@ -51,6 +58,10 @@ function maybeFail(key: string, run: number, behavior: Behavior) {
   if (attempt <= (failTimes ?? 0)) {
     const said = `job ${key} failed attempt ${attempt}`;
     const message = said.padEnd(errorBytes ?? 0, ".");
+    if (behavior.errorData !== undefined) throw new ConvexError(behavior.errorData as Value);
+    if (behavior.markedError) {
+      throw Object.assign(new Error(message), { __convexWorkpoolNonRetryable: true });
+    }
     if (!nonRetryable) throw new Error(message);
     if (nonRetryableForm === "peer") throw new PeerNonRetryableError(message);
     if (nonRetryableForm === "wire") {
@@ -91,10 +102,10 @@ export const mutation = mutationGeneric({
 
 export const query = queryGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, value, failTimes, snoozeTimes, snoozeMs }) => {
+  handler: async (_ctx, { key, value, failTimes, snoozeTimes, snoozeMs, errorData }) => {
     const run = probe.enter(key);
     try {
-      maybeFail(key, run, { failTimes, snoozeTimes, snoozeMs });
+      maybeFail(key, run, { failTimes, snoozeTimes, snoozeMs, errorData });
       return value ?? key;
     } finally {
       probe.exit(key);

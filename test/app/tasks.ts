@@ -1,6 +1,6 @@
 // The test app's executor: tasks whose behaviour the args choose, and mutations that enqueue them.
 import { anyApi, componentsGeneric, mutationGeneric } from "convex/server";
-import { v } from "convex/values";
+import { ConvexError, v, type Value } from "convex/values";
 import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
 import { behave, vBehavior } from "./chaos.js";
 import { onCompleteRef } from "./pool.js";
@@ -44,6 +44,10 @@ export const run = pool().executor({
         hang: v.optional(v.boolean()),
         /** Return a value Convex cannot store. */
         badReturn: v.optional(v.boolean()),
+        /** A failing attempt throws `new ConvexError(errorData)`. */
+        errorData: v.optional(v.any()),
+        /** A failing attempt throws a plain Error carrying the non-retryable marker. */
+        markedError: v.optional(v.boolean()),
         returnBytes: v.optional(v.number()),
         value: v.optional(v.any()),
       },
@@ -54,8 +58,14 @@ export const run = pool().executor({
         try {
           if (args.hang) await new Promise(() => {});
           if (args.ms) await sleep(args.ms, args.ignoreSignal ? undefined : signal);
-          if (attempt < (args.failTimes ?? 0))
-            throw new Error(`task ${args.key} failed attempt ${attempt + 1}`);
+          if (attempt < (args.failTimes ?? 0)) {
+            const message = `task ${args.key} failed attempt ${attempt + 1}`;
+            if (args.errorData !== undefined) throw new ConvexError(args.errorData as Value);
+            if (args.markedError) {
+              throw Object.assign(new Error(message), { __convexWorkpoolNonRetryable: true });
+            }
+            throw new Error(message);
+          }
           if (args.badReturn) return { when: new Map() };
           if (args.returnBytes !== undefined) return "r".repeat(args.returnBytes);
           return args.value ?? args.key;

@@ -68,7 +68,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             priority: "high" | "normal" | "low";
             result?:
               | { kind: "success" }
-              | { error: string; kind: "failed" }
+              | { error: string; errorData?: any; kind: "failed" }
               | { kind: "canceled" };
             retriedAs?: string;
             startedAt?: number;
@@ -254,7 +254,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           priority: "high" | "normal" | "low";
           result?:
             | { kind: "success"; returnValue: any }
-            | { error: string; kind: "failed" }
+            | { error: string; errorData?: any; kind: "failed" }
             | { kind: "canceled" };
           retriedAs?: string;
           startedAt?: number;
@@ -313,6 +313,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
                 | { kind: "success"; returnValue: any }
                 | {
                     error: string;
+                    errorData?: any;
                     fnArgs?: any;
                     kind: "failed";
                     nonRetryable?: boolean;

@@ -23,6 +23,7 @@ import {
 } from "../model/validators.js";
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 import { capErrorMessage } from "../model/errors.js";
+import { withErrorData } from "../model/outcomes.js";
 import { isLarge, valueSizeBytes } from "../model/payloads.js";
 import { decideCompletion } from "../model/retry.js";
 import { segmentForRunAt } from "../model/segments.js";
@@ -48,8 +49,12 @@ async function fileOutcome(
   ctx: MutationCtx,
   { workId, attempt, result }: ReportedOutcome,
 ): Promise<FiledOutcome> {
-  // Workers cut messages already; a report from elsewhere (an older worker) is cut here.
-  if (result.kind === "failed") result = { ...result, error: capErrorMessage(result.error) };
+  // Workers cut messages and check errorData already; a report from elsewhere (an older worker,
+  // an executor of another version) is checked here.
+  if (result.kind === "failed") {
+    const { error, errorData, ...rest } = result;
+    result = { ...rest, ...withErrorData(capErrorMessage(error), errorData) };
+  }
   if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
     return {

@@ -2,7 +2,8 @@
  * The pool's typed errors. Expected failures are data: a ConvexError whose payload has a `kind`, with
  * an exported guard for each. Owns no state.
  */
-import { ConvexError } from "convex/values";
+import { ConvexError, type Value } from "convex/values";
+import { valueSizeBytes } from "./payloads.js";
 import { MAX_DELAY_MS } from "./retry.js";
 
 const INVALID_ARGUMENT = "workpool/InvalidArgument";
@@ -116,8 +117,16 @@ export function snoozeDelayMs(error: unknown): number | undefined {
 
 /** The message of a non-retryable error in any of the forms the pool recognises, else undefined:
  * the wire form (ours or the peer's NonRetryableError, or a ConvexError built by hand, also after it
- * crossed a function boundary) and our form before 0.2.0. */
+ * crossed a function boundary), our form before 0.2.0, and, as the peer does, an `Error` (or any
+ * thrown object) that carries the marker itself (`Object.assign(new Error(m), { __convexWorkpoolNonRetryable: true })`;
+ * its own properties survive only where the pool sees the thrown object itself: a task, or a
+ * function convex-test runs in the same process). */
 function nonRetryableMessage(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const own = error as Record<string, unknown>;
+  if (own[NON_RETRYABLE_MARKER] === true) {
+    return typeof own.message === "string" ? own.message : "non-retryable error";
+  }
   if (!(error instanceof Error)) return undefined;
   const data = (error as { data?: unknown }).data;
   if (typeof data !== "object" || data === null) return undefined;
@@ -128,7 +137,8 @@ function nonRetryableMessage(error: unknown): string | undefined {
 }
 
 /** True for a `NonRetryableError` (ours or @convex-dev/workpool's), including one that crossed a
- * function boundary as a ConvexError, and for any ConvexError in its wire form. */
+ * function boundary as a ConvexError, for any ConvexError in its wire form, and for an `Error`
+ * carrying the marker as its own property. */
 export function isNonRetryableError(error: unknown): boolean {
   return nonRetryableMessage(error) !== undefined;
 }
@@ -136,15 +146,15 @@ export function isNonRetryableError(error: unknown): boolean {
 const encoder = new TextEncoder();
 
 /**
- * `message` cut to MAX_ERROR_MESSAGE_BYTES of UTF-8, note included: the start is kept (on a
+ * `message` cut to `maxBytes` (default MAX_ERROR_MESSAGE_BYTES) of UTF-8, note included: the start is kept (on a
  * character boundary) and the note says how many bytes were cut. Shorter messages are unchanged.
  */
-export function capErrorMessage(message: string): string {
+export function capErrorMessage(message: string, maxBytes = MAX_ERROR_MESSAGE_BYTES): string {
   const bytes = encoder.encode(message);
-  if (bytes.length <= MAX_ERROR_MESSAGE_BYTES) return message;
+  if (bytes.length <= maxBytes) return message;
   const note = (cut: number) => ` … [workpool: ${cut} of ${bytes.length} bytes cut]`;
   // The note's length depends on the number it shows; the longest it can be bounds the cut.
-  let keep = MAX_ERROR_MESSAGE_BYTES - encoder.encode(note(bytes.length)).length;
+  let keep = maxBytes - encoder.encode(note(bytes.length)).length;
   // Back up to the start of a character: UTF-8 continuation bytes are 10xxxxxx.
   while (keep > 0 && (bytes[keep] & 0xc0) === 0x80) keep--;
   const start = new TextDecoder().decode(bytes.subarray(0, keep));
@@ -163,4 +173,70 @@ export function errorMessage(error: unknown): string {
     }
   }
   return capErrorMessage(typeof message === "string" ? message : String(message));
+}
+
+/** How ConvexError marks its instances (convex/values): recognised across copies of the convex
+ * package, where `instanceof` is not (the app's copy and the component's). */
+const CONVEX_ERROR_MARK = Symbol.for("ConvexError");
+
+/** The data of a thrown ConvexError (`data ?? null`, as the peer's `errorData`), else undefined. */
+export function convexErrorData(error: unknown): unknown {
+  if (typeof error !== "object" || error === null) return undefined;
+  if (
+    !(error instanceof ConvexError) &&
+    (error as Record<symbol, unknown>)[CONVEX_ERROR_MARK] !== true
+  )
+    return undefined;
+  return (error as { data?: unknown }).data ?? null;
+}
+
+/** The largest `errorData` the pool keeps, in bytes of its JSON (the measure of model/payloads.ts):
+ * as much as an error message (MAX_ERROR_MESSAGE_BYTES), for the same reason — every outcome row,
+ * completion row and delivery row carries it inline. */
+export const MAX_ERROR_DATA_BYTES = 8 * 1024;
+
+/** How many objects and arrays deep an `errorData` may nest. The deepest row that embeds it (a
+ * `deliveries` row's `items[i].result.errorData`, or a `pendingCompletion` row's
+ * `more[i].result.errorData`) puts its outermost object at depth 4 of Convex's 16, so 13 would
+ * fit exactly; 12 leaves a level to spare. */
+export const MAX_ERROR_DATA_NESTING = 12;
+
+/** How many objects and arrays deep `value` nests (a scalar: 0; `{ a: 1 }`: 1), counting no
+ * further than `limit + 1` (enough to say it is over). */
+function nesting(value: unknown, limit: number): number {
+  if (typeof value !== "object" || value === null || value instanceof ArrayBuffer) return 0;
+  if (limit < 0) return 1; // over already: no need to walk further
+  let deepest = 0;
+  for (const child of Object.values(value)) {
+    deepest = Math.max(deepest, nesting(child, limit - 1));
+    if (deepest > limit) break;
+  }
+  return deepest + 1;
+}
+
+/**
+ * What the pool stores of a failed run's `errorData`, under the value rules every stored user value
+ * follows: a Convex value of at most MAX_ERROR_DATA_BYTES nesting at most MAX_ERROR_DATA_NESTING
+ * deep is kept as it is; anything else is stored as `null`, and `note` says why (the caller adds it
+ * to the error message). Never changes whether the failure is retried.
+ */
+export function storableErrorData(data: unknown): { errorData: Value; note?: string } {
+  const dropped = (why: string) => ({
+    errorData: null,
+    note: `[workpool: errorData not kept: ${why}]`,
+  });
+  let size: number;
+  try {
+    size = valueSizeBytes(data ?? null);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return dropped(`not a Convex value (${reason.slice(0, SHOWN_VALUE_LENGTH)})`);
+  }
+  if (size > MAX_ERROR_DATA_BYTES) {
+    return dropped(`${size} bytes, over the limit of ${MAX_ERROR_DATA_BYTES}`);
+  }
+  if (nesting(data, MAX_ERROR_DATA_NESTING) > MAX_ERROR_DATA_NESTING) {
+    return dropped(`nested over ${MAX_ERROR_DATA_NESTING} levels deep`);
+  }
+  return { errorData: (data ?? null) as Value };
 }

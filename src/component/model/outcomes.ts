@@ -3,10 +3,19 @@
  * recorded), or a failure, a snooze or a non-retryable failure from what it threw. Shared by the
  * workers (runners/worker.ts) and executors (src/client/executor.ts). Pure; owns no state.
  */
-import { errorMessage, isNonRetryableError, snoozeDelayMs } from "./errors.js";
+import {
+  capErrorMessage,
+  convexErrorData,
+  errorMessage,
+  isNonRetryableError,
+  MAX_ERROR_MESSAGE_BYTES,
+  snoozeDelayMs,
+  storableErrorData,
+} from "./errors.js";
 import { valueSizeBytes } from "./payloads.js";
 import { MAX_PAYLOAD_BYTES } from "./validate.js";
 import type { AttemptResult } from "./validators.js";
+import type { Value } from "convex/values";
 
 /** The largest return value the pool keeps: a report carries it as a function argument, which
  * Convex limits to about a megabyte (and a document to 1 MiB). */
@@ -17,9 +26,22 @@ export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
 export function attemptFailure(error: unknown, fnArgs: unknown): AttemptResult {
   const delayMs = snoozeDelayMs(error);
   if (delayMs !== undefined) return { kind: "snoozed", delayMs, fnArgs };
+  const failure = withErrorData(errorMessage(error), convexErrorData(error));
   return isNonRetryableError(error)
-    ? { kind: "failed", error: errorMessage(error), nonRetryable: true, fnArgs }
-    : { kind: "failed", error: errorMessage(error), fnArgs };
+    ? { kind: "failed", ...failure, nonRetryable: true, fnArgs }
+    : { kind: "failed", ...failure, fnArgs };
+}
+
+/** A failure's message, with the ConvexError's data as `errorData` when it threw one (undefined:
+ * not a ConvexError) under its value rules (`storableErrorData`; the note of a dropped one ends
+ * the message). */
+export function withErrorData(error: string, data: unknown): { error: string; errorData?: Value } {
+  if (data === undefined) return { error };
+  const { errorData, note } = storableErrorData(data);
+  if (note === undefined) return { error, errorData };
+  // The note is what says where the data went: the message gives way to it.
+  const room = MAX_ERROR_MESSAGE_BYTES - new TextEncoder().encode(` ${note}`).length;
+  return { error: `${capErrorMessage(error, room)} ${note}`, errorData };
 }
 
 /** A success, unless its return value cannot be recorded (not a Convex value, or over the size

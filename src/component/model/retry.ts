@@ -68,7 +68,10 @@ export function decideCompletion(
   const retryable =
     !outcome.nonRetryable && behavior !== undefined && job.attempt < behavior.maxAttempts;
   if (!retryable) {
-    return { kind: "finish", result: { kind: "failed", error: outcome.error } };
+    const { error, errorData } = outcome;
+    const result: RunResult =
+      errorData === undefined ? { kind: "failed", error } : { kind: "failed", error, errorData };
+    return { kind: "finish", result };
   }
   if (job.canceled) {
     return { kind: "finish", result: { kind: "canceled" } };

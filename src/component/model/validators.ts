@@ -9,7 +9,7 @@
  *   running  → finished   the loop processes the final completion, or recovery finds the runner dead
  *                         with no retries left
  */
-import { v, type Infer, type ObjectType } from "convex/values";
+import { v, type Infer, type ObjectType, type Value } from "convex/values";
 
 /** The three kinds of function the pool can run. */
 export const vFnType = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
@@ -43,16 +43,24 @@ export const vResultKind = v.union(
 );
 export type ResultKind = Infer<typeof vResultKind>;
 
+/** A failure's `errorData`: the data of the ConvexError the run threw (`data ?? null`), absent when
+ * it threw anything else; `null` too when the data broke the value rules (model/errors.ts
+ * `storableErrorData`, whose note then ends `error`). */
+export const vErrorData = v.optional(v.any());
+
 /** The outcome of a job, as onComplete receives it. */
 export const vResult = v.union(
   v.object({ kind: v.literal("success"), returnValue: v.any() }),
-  v.object({ kind: v.literal("failed"), error: v.string() }),
+  v.object({ kind: v.literal("failed"), error: v.string(), errorData: vErrorData }),
   v.object({ kind: v.literal("canceled") }),
 );
 /** The outcome of a job; `ReturnValue` narrows a success's return value. */
 export type RunResult<ReturnValue = any> =
-  | Exclude<Infer<typeof vResult>, { kind: "success" }>
-  | { kind: "success"; returnValue: ReturnValue };
+  | { kind: "success"; returnValue: ReturnValue }
+  | { kind: "failed"; error: string; errorData?: Value }
+  | { kind: "canceled" };
+// The type says what the validator accepts.
+void ({} as Infer<typeof vResult> satisfies RunResult);
 
 /** The outcome of one run, as a worker reports it (a run is never "canceled"): a success, a failed
  * attempt, or a snooze (SnoozeError: run again `delayMs` later, no attempt spent). */
@@ -61,6 +69,7 @@ export const vAttemptResult = v.union(
   v.object({
     kind: v.literal("failed"),
     error: v.string(),
+    errorData: vErrorData,
     nonRetryable: v.optional(v.boolean()),
     /** The job's inline args, handed back: a job that fails for good keeps them for `retry`. */
     fnArgs: v.optional(v.any()),
@@ -251,7 +260,7 @@ export type PoolStats = Infer<typeof vPoolStats>;
 /** A result as `list` shows it: without a success's return value (a page stays small). */
 export const vListedResult = v.union(
   v.object({ kind: v.literal("success") }),
-  v.object({ kind: v.literal("failed"), error: v.string() }),
+  v.object({ kind: v.literal("failed"), error: v.string(), errorData: vErrorData }),
   v.object({ kind: v.literal("canceled") }),
 );
 
