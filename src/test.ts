@@ -7,7 +7,8 @@
  */
 /// <reference types="vite/client" />
 import type { TestConvex } from "convex-test";
-import type { GenericSchema, SchemaDefinition } from "convex/server";
+import { componentsGeneric, type GenericSchema, type SchemaDefinition } from "convex/server";
+import type { ComponentApi } from "./component/_generated/component.js";
 import { setUnconfiguredLogLevel } from "./component/model/logging.js";
 import { invalidArgument } from "./component/model/errors.js";
 import { vLogLevel, type LogLevel } from "./component/model/validators.js";
@@ -34,22 +35,27 @@ export type RegisterOptions = {
 const TEST_LOG_LEVEL: LogLevel = "WARN";
 
 /**
- * @param t the test instance, from `convexTest(...)`.
+ * Registers the pool with a test instance, synchronously, and returns its API (what
+ * `components.<name>` is in the app), so that convex-test's `defineTestApp({ schema, components:
+ * { workpool } })` types `app.components.workpool`.
+ * @param t the test instance, from `convexTest(...)` (or an app's `createTest()`).
  * @param name the name the app installs the component under (default "workpool").
  * @param options `logLevel`: see RegisterOptions.
  */
-export function register(
-  t: TestConvex<SchemaDefinition<GenericSchema, boolean>>,
+export function register<Schema extends SchemaDefinition<GenericSchema, boolean>>(
+  t: TestConvex<Schema>,
   name: string = "workpool",
   options: RegisterOptions = {},
-): void {
+): ComponentApi {
   const levels = vLogLevel.members.map((member) => member.value);
   const level = options.logLevel ?? TEST_LOG_LEVEL;
   if (!levels.includes(level)) {
     invalidArgument("options.logLevel", `must be one of ${levels.join(", ")}`, level);
   }
   setUnconfiguredLogLevel(level);
+  // convex-test before 0.0.70 returns nothing here; the references are the same either way.
   t.registerComponent(name, schema, modules);
+  return (componentsGeneric() as Record<string, unknown>)[name] as ComponentApi;
 }
 
 /** Convex's rule for what is not a function module: a file name with more than one dot

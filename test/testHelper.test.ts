@@ -3,7 +3,8 @@
  * level it sets for tests), and loading an app's modules ahead of a stepped fake clock.
  */
 import { convexTest } from "convex-test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
+import type { ComponentApi } from "../src/component/_generated/component.js";
 import { unconfiguredLogLevel } from "../src/component/model/logging.js";
 import { loadModules, register, runPool } from "../src/test.js";
 import { probe } from "./app/probe.js";
@@ -26,6 +27,13 @@ describe("register", () => {
   it("takes the level for tests that want the reports", () => {
     register(backend(), "workpool", { logLevel: "REPORT" });
     expect(unconfiguredLogLevel()).toBe("REPORT");
+  });
+
+  it("returns the pool's API under its name, whose references call the pool", async () => {
+    const t = backend();
+    const pool = register(t, "emailPool");
+    expectTypeOf(pool).toEqualTypeOf<ComponentApi>();
+    expect(await t.query(pool.inspect.stats, {})).toMatchObject({ pending: 0, running: 0 });
   });
 
   it("rejects an unknown logLevel, naming options.logLevel, and registers nothing", () => {
