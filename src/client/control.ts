@@ -39,8 +39,9 @@ export class WorkpoolControl {
   }
 
   /**
-   * Cancels a job: pending work never starts and is not retried; running work is not interrupted
-   * (it is not retried, and onComplete gets its outcome, or "canceled" where it would have retried).
+   * Cancels a job: pending work never starts and is not retried; a running action, mutation or
+   * query is not interrupted (it is not retried, and onComplete gets its outcome, or "canceled"
+   * where it would have retried); a running task's `signal` aborts and it ends "canceled".
    * An unknown id is ignored; a malformed one throws.
    */
   async cancel(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<void> {
