@@ -74,7 +74,9 @@ export class NonRetryableError extends ConvexError<NonRetryableErrorData> {
     super({ [NON_RETRYABLE_MARKER]: true, message });
     this.name = "NonRetryableError";
     this.message = message;
-    if (options?.cause !== undefined) this.cause = options.cause;
+    // Through a cast: `Error.cause` is in lib ES2022, and a consumer compiling this file (the
+    // /test entry) may have only ES2021.
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
   }
 }
 
