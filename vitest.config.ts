@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { packageAliases } from "./vitest.shared.js";
 
 export default defineConfig({
@@ -12,6 +12,9 @@ export default defineConfig({
       "example/**/*.test.ts",
       "bench/**/*.test.ts",
     ],
+    // @convex-dev/workflow's tour of its steps on this pool runs in the slow tier's temporary app,
+    // where workflow is installed (scripts/workflow-test.mjs); it is no dependency of this repo.
+    exclude: [...configDefaults.exclude, "test/workflow/**"],
     // A faster table scan for the full-scale runs (test/fastTables.setup.ts); fails any test
     // whose loop:main passes exceed the per-pass budget (test/passBudget.ts).
     setupFiles: ["test/fastTables.setup.ts", "test/cleanup.setup.ts", "test/passBudget.setup.ts"],

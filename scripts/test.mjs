@@ -2,7 +2,7 @@
 // `npm test`: the checks every change must pass — types, lint, the vitest suite and the package
 // test, side by side — failing if any fails, then one summary line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
-// (test/scale.ts). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
+// (test/scale.ts), then the drop-in checks (scripts/peer-client-test.mjs, workflow-test.mjs). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
 // turned off, so logs stay plain.
 import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
@@ -21,7 +21,13 @@ const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
 const slow = process.argv[2] === "slow";
 const STEPS = slow
-  ? [["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]]]
+  ? [
+      ["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]],
+      // Drop-in checks in temporary apps (each fetches a published package with npm pack): the
+      // peer's own client test on this package, and @convex-dev/workflow on this pool.
+      ["peer client test", ["run", "test:peer-client"]],
+      ["workflow on this pool", ["run", "test:workflow"]],
+    ]
   : [
       // All four side by side: each is mostly single-threaded or waiting (tsc, eslint, npm
       // installs, vitest's awaits), so together they keep a 2-core machine busy. The example app's

@@ -262,4 +262,23 @@ describe("onCompleteExcludeKinds is checked", () => {
       }),
     ).rejects.toThrow(message);
   });
+
+  // The peer's 0.4.16 client test expects Convex's "Validator error" here; we name the argument
+  // (scripts/peer-client-test.mjs lists those two cases as accepted differences).
+  it.each([false, true])(
+    "a kind that is not a final result is rejected by name, and nothing is enqueued (batch: %s)",
+    async (batch) => {
+      const t = setup();
+      await expect(
+        t.mutation(anyApi.pool.enqueue, {
+          kind: "mutation",
+          argsList: [{ key: "a" }],
+          batch,
+          onComplete: "onComplete",
+          options: { onCompleteExcludeKinds: ["running"] },
+        }),
+      ).rejects.toThrow(/workpool: invalid onCompleteExcludeKinds\[0\]/);
+      expect(await inComponent(t, (ctx) => ctx.db.query("work").collect())).toEqual([]);
+    },
+  );
 });
