@@ -31,7 +31,7 @@ describe("exports", () => {
   it("has the documented types", () => {
     expectTypeOf<RunResult>().toEqualTypeOf<
       | { kind: "success"; returnValue: any }
-      | { kind: "failed"; error: string }
+      | { kind: "failed"; error: string; errorData?: any }
       | { kind: "canceled" }
     >();
     expectTypeOf<OnCompleteArgs<{ a: number }>["context"]>().toEqualTypeOf<{ a: number }>();

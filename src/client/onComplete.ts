@@ -34,7 +34,7 @@ export type OnCompleteArgs<Context = unknown, Returns = unknown> = {
 export function vRunResult<RV extends Validator<any, any, any> = VAny>(returnValue?: RV) {
   return v.union(
     v.object({ kind: v.literal("success"), returnValue: (returnValue ?? v.any()) as RV }),
-    v.object({ kind: v.literal("failed"), error: v.string() }),
+    v.object({ kind: v.literal("failed"), error: v.string(), errorData: v.optional(v.any()) }),
     v.object({ kind: v.literal("canceled") }),
   );
 }

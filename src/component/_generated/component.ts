@@ -254,7 +254,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           priority: "high" | "normal" | "low";
           result?:
             | { kind: "success"; returnValue: any }
-            | { error: string; kind: "failed" }
+            | { error: string; errorData?: any; kind: "failed" }
             | { kind: "canceled" };
           retriedAs?: string;
           startedAt?: number;

@@ -43,10 +43,11 @@ export const vResultKind = v.union(
 );
 export type ResultKind = Infer<typeof vResultKind>;
 
-/** The outcome of a job, as onComplete receives it. */
+/** The outcome of a job, as onComplete receives it. A failure's `errorData` is the data of the
+ * `ConvexError` the job threw (the peer's 0.4.16 shape; absent for other errors). */
 export const vResult = v.union(
   v.object({ kind: v.literal("success"), returnValue: v.any() }),
-  v.object({ kind: v.literal("failed"), error: v.string() }),
+  v.object({ kind: v.literal("failed"), error: v.string(), errorData: v.optional(v.any()) }),
   v.object({ kind: v.literal("canceled") }),
 );
 /** The outcome of a job; `ReturnValue` narrows a success's return value. */
