@@ -73,7 +73,9 @@ export class NonRetryableError extends ConvexError<NonRetryableErrorData> {
     super({ [NON_RETRYABLE_MARKER]: true, message });
     this.name = "NonRetryableError";
     this.message = message;
-    if (options?.cause !== undefined) this.cause = options.cause;
+    // Set through a cast: `Error.cause` is ES2022, and a consumer may compile this file (through
+    // the `/test` entry) with `lib: ES2021`.
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
   }
 }
 
