@@ -2,7 +2,9 @@
 // `npm test`: the checks every change must pass — types, lint, the vitest suite and the package
 // test, side by side — failing if any fails, then one summary line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
-// (test/scale.ts). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
+// (test/scale.ts), then the package test at both ends of the version ranges we state (the oldest
+// and the latest convex, convex-test, vitest and TypeScript, installed from the registry:
+// scripts/package-test.mjs `ENDS`). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
 // turned off, so logs stay plain.
 import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
@@ -21,7 +23,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
 const slow = process.argv[2] === "slow";
 const STEPS = slow
-  ? [["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]]]
+  ? [
+      ["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]],
+      ["package test, oldest versions", ["run", "test:package", "--", "--end", "oldest"]],
+      ["package test, latest versions", ["run", "test:package", "--", "--end", "latest"]],
+    ]
   : [
       // All four side by side: each is mostly single-threaded or waiting (tsc, eslint, npm
       // installs, vitest's awaits), so together they keep a 2-core machine busy. The example app's
