@@ -5,7 +5,10 @@
  *
  * 1. Function invocations. convex-test runs every query, mutation and action inside
  *    `executionContextStorage.run(ctx, ...)` (an AsyncLocalStorage of its own) with a context object
- *    `{ componentPath, udfPath, udfType, depth, paginatedQueries }`. We wrap
+ *    `{ componentPath, udfPath, udfType, depth, ... }` (0.0.60 adds `paginatedQueries`, 0.0.70
+ *    `pagination` on queries; neither is relied on). convex-test offers no public hook for function
+ *    invocations (checked up to 0.0.70), so this is the narrowest shape check that serves; the
+ *    counters spec fails at once if a release changes it (no invocation counted). We wrap
  *    `AsyncLocalStorage.prototype.run` and count a call whenever the store has that shape. convex-test's
  *    own helpers (`t.run`, `t.runInComponent`, the bookkeeping of scheduled functions) use the udfPaths
  *    "custom" / "inline" and are not counted. componentPath "" is the app; anything else is a pool
@@ -151,7 +154,6 @@ export function currentCounters(): Counters {
   return counters;
 }
 
-/** True for convex-test's execution context (the store it runs every function in). */
 /** convex-test's global of one backend call: its components' databases, transaction manager and
  * scheduler. */
 export function isConvexGlobal(store: any): boolean {
@@ -164,6 +166,7 @@ export function isConvexGlobal(store: any): boolean {
   );
 }
 
+/** True for convex-test's execution context (the store it runs every function in). */
 export function isExecutionContext(store: unknown): store is {
   componentPath: string;
   udfPath: string;
@@ -177,7 +180,7 @@ export function isExecutionContext(store: unknown): store is {
     "udfPath" in store &&
     "udfType" in store &&
     "depth" in store &&
-    "paginatedQueries" in store
+    typeof (store as { udfType: unknown }).udfType === "string"
   );
 }
 

@@ -7,6 +7,10 @@
 //     document's app (a new file, or one that replaces the base app's file of that path);
 //   - `<!-- file: convex/emails.ts (continued) -->`: the block is appended to that file (the
 //     document's own, or its base app's);
+//   - `<!-- file: convex/app.test.ts (needs convex-test 0.0.70) -->`: a file that needs at least
+//     that version of a package (a newer API, such as convex-test's `defineTestApp`); the package
+//     test's run at the oldest versions we support leaves it out (and its continuations), and says
+//     so in its log;
 //   - `<!-- app: builds on docs/getting-started.md -->` anywhere: the app starts from that
 //     document's app (its files, with its own base's), and this document's blocks are laid over it.
 // Every ts/tsx block needs a file marker; a block in another language (json, sh, text) is written
@@ -32,25 +36,34 @@ export function fencedBlocks(text) {
   let m;
   while ((m = fence.exec(text)) !== null) {
     const before = text.slice(0, m.index).trimEnd();
-    const marker = /<!-- file: (\S+)( \(continued\))? -->$/.exec(before);
+    const marker =
+      /<!-- file: (\S+)( \(continued\))?(?: \(needs (\S+) (\d+\.\d+\.\d+)\))? -->$/.exec(before);
     blocks.push({
       lang: m[1],
       body: m[2],
       line: text.slice(0, m.index).split("\n").length,
-      marker: marker ? { file: marker[1], continued: Boolean(marker[2]) } : undefined,
+      marker: marker
+        ? {
+            file: marker[1],
+            continued: Boolean(marker[2]),
+            needs: marker[3] ? { name: marker[3], version: marker[4] } : undefined,
+          }
+        : undefined,
     });
   }
   return blocks;
 }
 
 /**
- * One document's own part of its app: `{ base, files, blocks }` — the document its app builds on
- * (or undefined), its files as `{ path: { text, continued } }` in the order they appear (a
- * continued entry appends to the base's file), and how many ts/tsx blocks it has.
+ * One document's own part of its app: `{ base, files, blocks, skipped }` — the document its app
+ * builds on (or undefined), its files as `{ path: { text, continued } }` in the order they appear
+ * (a continued entry appends to the base's file), how many ts/tsx blocks it has, and the files
+ * left out because they need a newer package than `versions` (name → installed version) has.
  */
-export function docPart(doc, text) {
+export function docPart(doc, text, versions = {}) {
   const baseMatch = /<!-- app: builds on (\S+) -->/.exec(text);
   const files = {};
+  const skipped = [];
   let blocks = 0;
   for (const block of fencedBlocks(text)) {
     const isTs = TS_LANGS.has(block.lang);
@@ -63,7 +76,14 @@ export function docPart(doc, text) {
       }
       continue;
     }
-    const { file, continued } = block.marker;
+    const { file, continued, needs } = block.marker;
+    if (needs && continued)
+      throw new DocError(`${doc}:${block.line}: "needs" goes on a file's first block`);
+    const installed = needs && versions[needs.name];
+    if (skipped.includes(file) || (installed && olderThan(installed, needs.version))) {
+      if (!skipped.includes(file)) skipped.push(file);
+      continue;
+    }
     if (continued) {
       if (file in files) files[file].text += `\n${block.body}`;
       else files[file] = { text: block.body, continued: true };
@@ -72,16 +92,24 @@ export function docPart(doc, text) {
       files[file] = { text: block.body, continued: false };
     }
   }
-  return { base: baseMatch?.[1], files, blocks };
+  return { base: baseMatch?.[1], files, blocks, skipped };
+}
+
+/** Whether version `a` (x.y.z) is below `b`. */
+function olderThan(a, b) {
+  const [x, y] = [a, b].map((v) => v.split(/[.-]/).slice(0, 3).map(Number));
+  return x[0] - y[0] < 0 || (x[0] === y[0] && (x[1] - y[1] < 0 || (x[1] === y[1] && x[2] < y[2])));
 }
 
 /**
  * Every document's app, whole: `{ [doc]: { files: { path: text }, blocks } }` for each document
- * with at least one file block. `texts` maps each document's path to its text.
+ * with at least one file block, with `skipped`: the files left out as needing newer packages than
+ * `versions` (name → installed version; all are kept without it). `texts` maps each document's
+ * path to its text.
  */
-export function docApps(texts) {
+export function docApps(texts, versions = {}) {
   const parts = {};
-  for (const [doc, text] of Object.entries(texts)) parts[doc] = docPart(doc, text);
+  for (const [doc, text] of Object.entries(texts)) parts[doc] = docPart(doc, text, versions);
   const resolved = {};
   const resolve = (doc, seen) => {
     if (resolved[doc]) return resolved[doc];
@@ -100,7 +128,7 @@ export function docApps(texts) {
         files[file] = text;
       }
     }
-    resolved[doc] = { files, blocks: part.blocks };
+    resolved[doc] = { files, blocks: part.blocks, skipped: part.skipped };
     return resolved[doc];
   };
   for (const doc of Object.keys(parts)) {

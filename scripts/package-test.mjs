@@ -15,6 +15,13 @@
 //     type-check under moduleResolution Bundler and NodeNext;
 //   - example/: a copy (`example/`) type-checks with its own tsconfig and its tests pass against
 //     the installed package, and its package.json installs the tarball this build packs.
+//
+// Which versions: by default the repo's own (what `npm test` runs). `--end oldest` and `--end latest`
+// (`npm run test:slow` runs both) install instead the oldest and the newest versions of the toolchain
+// that README and docs/reference.md say we support (ENDS below), from the registry: the ranges we
+// state are the ranges we test. A document's block that needs a newer package than an end has
+// (`<!-- file: ... (needs convex-test 0.0.70) -->`, scripts/doc-apps.mjs) is left out there, and the
+// log names it.
 // Plain node (child_process), because `npm test`'s vitest runs in edge-runtime and can't spawn.
 // Prints one PASS/FAIL line at the end and exits non-zero on failure. Temp dirs are removed unless
 // KEEP_TMP=1.
@@ -27,6 +34,35 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { DocError, docApps } from "./doc-apps.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * The ends of the ranges we support, each a set of versions installed together (the rest of DEPS at
+ * the repo's versions). Oldest: the `convex` peer range's floor (the peer's too), the first
+ * convex-test we ran on, vitest 4, TypeScript 5.9. Latest: today's releases (vitest 5 and convex 1.49
+ * declare Node 22 in `engines`; they run on the Node 20 this repo and CI use).
+ */
+const ENDS = {
+  oldest: {
+    convex: "1.43.0",
+    "convex-test": "0.0.60",
+    vitest: "4.1.0",
+    typescript: "5.9.2",
+    "@types/node": "20.19.43",
+  },
+  latest: {
+    convex: "1.49.0",
+    "convex-test": "0.0.70",
+    vitest: "5.1.1",
+    typescript: "7.0.2",
+    "@types/node": "22.20.5",
+  },
+};
+const endArg = process.argv.indexOf("--end");
+const END = endArg === -1 ? "repo" : process.argv[endArg + 1];
+if (END !== "repo" && !(END in ENDS)) {
+  console.error(`package-test: --end takes ${Object.keys(ENDS).join(" or ")}, not ${END}`);
+  process.exit(2);
+}
 const started = Date.now();
 const tmpDirs = [];
 // @types/node: the app type-checks with skipLibCheck off (to check our .d.ts), and vitest/vite
@@ -43,6 +79,9 @@ const DEPS = [
   "react",
   "@types/react",
   "@convex-dev/workpool",
+  // Ours, pinned to one that agrees with our `convex` range: the peer's open range would otherwise
+  // bring the newest, which at the oldest end asks for a newer convex than is installed.
+  "convex-helpers",
 ];
 
 function elapsed() {
@@ -50,7 +89,7 @@ function elapsed() {
 }
 
 function log(msg) {
-  console.log(`[package-test ${elapsed()}] ${msg}`);
+  console.log(`[package-test${END === "repo" ? "" : ` ${END}`} ${elapsed()}] ${msg}`);
 }
 
 class Failure extends Error {}
@@ -302,9 +341,20 @@ async function main() {
   const app = mkTmp("workpool-app-");
   write(app, "package.json", ROOT_PACKAGE_JSON);
   for (const [rel, text] of Object.entries(PACKAGE_CHECKS)) write(app, rel, text);
+  const deps = DEPS.map((name) => {
+    const v = END === "repo" ? undefined : ENDS[END][name];
+    return `${name}@${
+      v ??
+      JSON.parse(fs.readFileSync(path.join(repo, "node_modules", name, "package.json"), "utf8"))
+        .version
+    }`;
+  });
+  const installedVersions = Object.fromEntries(
+    deps.map((d) => d.match(/^(@?[^@]+)@(.+)$/).slice(1)),
+  );
   let apps;
   try {
-    apps = docApps(readDocs());
+    apps = docApps(readDocs(), installedVersions);
   } catch (e) {
     if (e instanceof DocError) fail(e.message);
     throw e;
@@ -314,6 +364,10 @@ async function main() {
       write(path.join(app, "apps", appDirName(doc)), rel, text);
   }
   for (const doc of DOCS_WITH_TESTS) if (!(doc in apps)) fail(`${doc} shows no app to test`);
+  for (const [doc, { skipped }] of Object.entries(apps)) {
+    if (skipped.length > 0)
+      log(`${doc}: left out at this end (they need newer packages): ${skipped.join(", ")}`);
+  }
   const blockCount = Object.values(apps).reduce((n, a) => n + a.blocks, 0);
   log(
     `docs: ${blockCount} TypeScript blocks in ${Object.keys(apps).length} apps (${Object.entries(
@@ -334,13 +388,7 @@ async function main() {
       `example/package.json installs convex-workpool from ${exampleDep}, not file:../${packed.filename}`,
     );
   }
-  const deps = DEPS.map((name) => {
-    const v = JSON.parse(
-      fs.readFileSync(path.join(repo, "node_modules", name, "package.json"), "utf8"),
-    ).version;
-    return `${name}@${v}`;
-  });
-  log(`npm install (offline) ${deps.join(" ")} + tarball`);
+  log(`npm install ${deps.join(" ")} + tarball`);
   npmInstall(app, ["--no-save", tarball, ...deps]);
   const installed = path.join(app, "node_modules", "convex-workpool");
   if (!fs.existsSync(path.join(installed, "package.json"))) fail("convex-workpool not installed");
@@ -386,12 +434,9 @@ async function main() {
   run(tsc, ["--noEmit", "-p", "tsconfig.json"], app);
   log("the entry points under moduleResolution NodeNext");
   run(tsc, ["--noEmit", "-p", "tsconfig.nodenext.json"], app);
-  const installedVersions = Object.fromEntries(
-    deps.map((d) => d.match(/^(@?[^@]+)@(.+)$/).slice(1)),
-  );
   for (const [doc, { files }] of Object.entries(apps)) {
     const dir = path.join(app, "apps", appDirName(doc));
-    if ("package.json" in files) {
+    if ("package.json" in files && END === "repo") {
       checkAppPackageJson(doc, files["package.json"], packed.filename, installedVersions);
     }
     if ("tsconfig.json" in files) {
@@ -409,6 +454,13 @@ async function main() {
   }
   log("example: npm install (its package.json: convex, and the tarball)");
   npmInstall(exampleApp, []);
+  if (END !== "repo") {
+    const exampleDeps = deps.filter((d) =>
+      /^(convex|convex-test|vitest|typescript|@types\/node)@/.test(d),
+    );
+    log(`example: at this end, ${exampleDeps.join(" ")}`);
+    npmInstall(exampleApp, ["--no-save", ...exampleDeps]);
+  }
   log("example: npm run typecheck");
   run("npm", ["run", "typecheck"], exampleApp);
   log(`example: npm test: ${passedSummary(run("npm", ["test"], exampleApp).out, "example")}`);

@@ -2,7 +2,10 @@
 // `npm test`: the checks every change must pass — types, lint, the vitest suite and the package
 // test, side by side — failing if any fails, then one summary line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
-// (test/scale.ts), then the drop-in checks (scripts/peer-client-test.mjs, workflow-test.mjs). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
+// (test/scale.ts), then the package test at both ends of the version ranges we state (the oldest
+// and the latest convex, convex-test, vitest and TypeScript, installed from the registry:
+// scripts/package-test.mjs `ENDS`), then the drop-in checks (scripts/peer-client-test.mjs,
+// workflow-test.mjs). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
 // turned off, so logs stay plain.
 import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
@@ -23,6 +26,8 @@ const slow = process.argv[2] === "slow";
 const STEPS = slow
   ? [
       ["vitest, full scale", ["exec", "--", "vitest", "run", ...SLOW_FILES]],
+      ["package test, oldest versions", ["run", "test:package", "--", "--end", "oldest"]],
+      ["package test, latest versions", ["run", "test:package", "--", "--end", "latest"]],
       // Drop-in checks in temporary apps (each fetches a published package with npm pack): the
       // peer's own client test on this package, and @convex-dev/workflow on this pool.
       ["peer client test", ["run", "test:peer-client"]],

@@ -133,6 +133,7 @@ describe("README.md, the front page", () => {
 
 describe("code blocks", () => {
   const texts = Object.fromEntries(["README.md", ...GUIDES].map((doc) => [doc, read(doc)]));
+  const texts0 = texts["docs/testing.md"];
   const apps = docApps(texts);
 
   it("every TypeScript block is a file of its document's app (the package test builds them)", () => {
@@ -141,6 +142,28 @@ describe("code blocks", () => {
     for (const app of Object.values(apps)) {
       expect(Object.keys(app.files)).toContain("convex/_generated/api.ts");
     }
+  });
+
+  it("leaves out a file that needs a newer package than the one installed, with its continuations", () => {
+    const doc = [
+      "<!-- file: convex/a.ts -->",
+      "```ts\nexport const a = 1;\n```",
+      "<!-- file: convex/b.test.ts (needs convex-test 0.0.70) -->",
+      "```ts\nexport const b = 1;\n```",
+      "<!-- file: convex/b.test.ts (continued) -->",
+      "```ts\nexport const c = 1;\n```",
+    ].join("\n");
+    const config = [
+      "<!-- file: convex/convex.config.ts -->",
+      '```ts\nimport workpool from "convex-workpool/convex.config.js";\napp.use(workpool);\n```',
+    ].join("\n");
+    const texts = { "docs/testing.md": texts0, "docs/x.md": `${config}\n${doc}` };
+    const at = (version: string) => docApps(texts, { "convex-test": version })["docs/x.md"];
+    expect(at("0.0.60").skipped).toEqual(["convex/b.test.ts"]);
+    expect(Object.keys(at("0.0.60").files)).not.toContain("convex/b.test.ts");
+    expect(at("0.0.70").skipped).toEqual([]);
+    expect(at("0.0.70").files["convex/b.test.ts"]).toContain("export const c = 1;");
+    expect(docApps(texts)["docs/x.md"].skipped).toEqual([]);
   });
 
   it("the testing guide's app is the one Getting started builds, whole", () => {

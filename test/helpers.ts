@@ -307,6 +307,11 @@ export async function poolStats(t: any): Promise<any> {
   return await t.query(anyApi.pool.callClientQuery, { method: "stats", args: [] });
 }
 
+/** `pool.stats(ctx)` and the time its query ran at (`at`), by the query's own clock. */
+export async function poolStatsAt(t: any): Promise<{ stats: any; at: number }> {
+  return await t.query(anyApi.pool.statsAt, {});
+}
+
 /** The most starts in any half-open window [s, s + periodMs) that begins at a start. */
 export function busiestWindow(starts: number[], periodMs: number): number {
   return rateChecks(starts, { starts: 1, periodMs }).busiest;

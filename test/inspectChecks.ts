@@ -5,7 +5,7 @@
  */
 import { expect } from "vitest";
 import { anyApi } from "convex/server";
-import { listAll, poolStats } from "./helpers.js";
+import { listAll, poolStatsAt } from "./helpers.js";
 
 /** A work row as these checks read it. */
 export type InspectedRow = {
@@ -71,7 +71,9 @@ export async function checkInspection(
     dueAt: Map<string, number>;
   },
 ): Promise<void> {
-  const now = Date.now();
+  // The time `stats` ran at, by its own transaction's clock (which may be a millisecond past the
+  // test's: convex-test pins a transaction's time at or after the last commit).
+  const { stats, at: now } = await poolStatsAt(t);
   const inState = (kind: string) => rows.filter((row) => row.state.kind === kind);
   const pending = inState("pending");
   // Each row's time is what its state says it is.
@@ -85,7 +87,7 @@ export async function checkInspection(
     }
   }
   const due = pending.filter((row) => row.listAt <= now).map((row) => row.listAt);
-  expect(await poolStats(t), "stats").toEqual({
+  expect(stats, "stats").toEqual({
     pending: pending.length,
     running: inState("running").length,
     maxParallelism: expected.maxParallelism,

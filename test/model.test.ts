@@ -980,7 +980,7 @@ async function runOn(
                   latest.context = context;
                 }
                 if (spec.delayMs !== undefined && stillDelayed) {
-                  latest.dueAt = Date.now() + spec.delayMs;
+                  latest.dueAt = probe.enqueuedAt + spec.delayMs;
                 }
               }
               continue;
@@ -992,7 +992,6 @@ async function runOn(
             if (dedupe) options.dedupeKey = dedupeKeyOf(dedupe.key);
             if (spec.sizes) totals.largeValues++;
             if (spec.kind === "task") totals.tasks++;
-            const dueAt = Date.now() + (spec.delayMs ?? 0);
             const [id] = await t.mutation(enqueueFnOf(spec.kind), {
               kind: spec.kind,
               argsList: [argsOf(key, spec)],
@@ -1011,7 +1010,7 @@ async function runOn(
               canceled: false,
               killed: false,
               context,
-              dueAt,
+              dueAt: probe.enqueuedAt + (spec.delayMs ?? 0),
               seq,
             };
             jobs.push(job);
@@ -1029,7 +1028,6 @@ async function runOn(
           first.poolKey === undefined ? `k${seq}` : `${first.poolKey}:k${seq}`,
         );
         const context = { key: `batch-k${seqs[0]}`, ...HEAVY_CONTEXT[first.handler] };
-        const dueAt = Date.now() + (first.delayMs ?? 0);
         const ids: string[] = await t.mutation(anyApi.tasks.enqueueModel, {
           kind: "task",
           argsList: step.jobs.map((spec, i) => argsOf(keys[i], spec)),
@@ -1039,6 +1037,7 @@ async function runOn(
           ...onCompleteOf(first),
         });
         expect(ids, "ids of a task batch").toHaveLength(step.jobs.length);
+        const dueAt = probe.enqueuedAt + (first.delayMs ?? 0);
         step.jobs.forEach((spec, i) => {
           jobs.push({
             ...spec,
@@ -1172,7 +1171,7 @@ async function runOn(
           poolOptions: poolOptions(),
           onComplete: step.withOnComplete ? plainHandler : undefined,
         });
-        const now = Date.now();
+        const now = probe.enqueuedAt;
         ids.forEach((id, i) => {
           const key = `${prefix}${i}`;
           jobs.push({
@@ -1247,6 +1246,7 @@ async function runOn(
           break;
         }
         const first = await callPool(t, "retry", [job.id], poolOptions());
+        const retriedAt = probe.enqueuedAt;
         const count = (await workRows()).length;
         const second = await callPool(t, "retry", [job.id], poolOptions());
         expect(second, `retry() of ${job.key} a second time`).toBe(first);
@@ -1261,7 +1261,7 @@ async function runOn(
           killed: true, // it continues the original's runs (the same name): its outcome is free
           retried: true,
           retryOf: job.id,
-          dueAt: Date.now(),
+          dueAt: retriedAt,
           seq: n++,
         };
         jobs.push(retry);

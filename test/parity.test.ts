@@ -15,25 +15,6 @@ function json(validator: unknown): unknown {
   return form;
 }
 
-/** The JSON form the peer's 0.4.16 gives a validator of 0.4.12 that holds a result: its failed
- * result has an optional `errorData` (any). The installed peer is 0.4.12 (what the bench measures);
- * scripts/peer-client-test.mjs runs 0.4.16's own client test against this package. */
-function as0416(form: unknown): unknown {
-  if (Array.isArray(form)) return form.map(as0416);
-  if (typeof form !== "object" || form === null) return form;
-  const node = form as Record<string, any>;
-  const out: Record<string, unknown> = Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [key, as0416(value)]),
-  );
-  if (node.type === "object" && node.value?.kind?.fieldType?.value === "failed") {
-    out.value = {
-      ...(out.value as object),
-      errorData: { fieldType: { type: "any" }, optional: true },
-    };
-  }
-  return out;
-}
-
 describe("runtime exports", () => {
   it("has every runtime export of @convex-dev/workpool, with the same typeof", () => {
     const names = Object.keys(peer).sort();
@@ -55,7 +36,7 @@ describe("runtime exports", () => {
       "resultValidator",
       "vLogLevel",
     ] as const) {
-      expect(json(ours[name]), name).toEqual(as0416(json(peer[name])));
+      expect(json(ours[name]), name).toEqual(json(peer[name]));
     }
     // The peer's retry behavior plus the optional backoff cap (API-EXTENSIONS section 6): every
     // value the peer's validator accepts, ours accepts.
@@ -67,13 +48,13 @@ describe("runtime exports", () => {
         maxBackoffMs: { fieldType: { type: "number" }, optional: true },
       },
     });
-    expect(json(ours.vRunResult(v.number()))).toEqual(as0416(json(peer.vRunResult(v.number()))));
+    expect(json(ours.vRunResult(v.number()))).toEqual(json(peer.vRunResult(v.number())));
     expect(json(ours.vOnCompleteArgs(v.string(), v.number()))).toEqual(
-      as0416(json(peer.vOnCompleteArgs(v.string(), v.number()))),
+      json(peer.vOnCompleteArgs(v.string(), v.number())),
     );
-    expect(json(ours.vOnCompleteArgs())).toEqual(as0416(json(peer.vOnCompleteArgs())));
+    expect(json(ours.vOnCompleteArgs())).toEqual(json(peer.vOnCompleteArgs()));
     expect(json(ours.vOnCompleteValidator(v.id("users")))).toEqual(
-      as0416(json(peer.vOnCompleteValidator(v.id("users")))),
+      json(peer.vOnCompleteValidator(v.id("users"))),
     );
   });
 });

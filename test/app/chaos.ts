@@ -163,6 +163,7 @@ export const enqueue = mutationGeneric({
     onComplete: v.optional(v.string()),
   },
   handler: async (ctx, { kind, argsList, batch, poolOptions, options, onComplete }) => {
+    probe.markEnqueue();
     const pool = new Workpool(components.workpool, poolOptions ?? {});
     const opts = { ...options, onComplete: onCompleteRef(onComplete) };
     if (batch) {
@@ -194,6 +195,7 @@ export const enqueueSpread = mutationGeneric({
     onComplete: v.optional(v.string()),
   },
   handler: async (ctx, args) => {
+    probe.markEnqueue();
     const { kind, n, prefix, firstDelayMs, spacingMs, failWithBytes, poolOptions } = args;
     const pool = new Workpool(components.workpool, poolOptions ?? {});
     const ids: WorkId[] = [];

@@ -8,6 +8,7 @@ import {
 } from "convex/server";
 import { v } from "convex/values";
 import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
+import { probe } from "./probe.js";
 
 export const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
 
@@ -41,6 +42,7 @@ export const enqueue = mutationGeneric({
     spreadMs: v.optional(v.number()),
   },
   handler: async (ctx, { kind, argsList, batch, poolOptions, options, onComplete, spreadMs }) => {
+    probe.markEnqueue();
     const p = pool(poolOptions);
     const opts = { ...options, onComplete: onCompleteRef(onComplete) };
     if (spreadMs !== undefined) {
@@ -148,7 +150,20 @@ async function callClientMethod(ctx: any, { method, poolOptions, args }: any) {
 /** `new Workpool(components.workpool, poolOptions)[method](ctx, ...args)` from a mutation. */
 export const callClient = mutationGeneric({
   args: vClientCall,
-  handler: async (ctx, args) => await callClientMethod(ctx, args),
+  handler: async (ctx, args) => {
+    probe.markEnqueue(); // a retry() enqueues
+    return await callClientMethod(ctx, args);
+  },
+});
+
+/** `pool.stats(ctx)` with the time the query ran at, as its transaction saw it (the clock `stats`
+ * measured `oldestPendingMs` and `lastMinute` by). */
+export const statsAt = queryGeneric({
+  args: {},
+  handler: async (ctx) => ({
+    stats: await new Workpool(components.workpool, {}).stats(ctx),
+    at: Date.now(),
+  }),
 });
 
 /** The same from a query (for status and statusBatch). */

@@ -11,6 +11,14 @@ export const probe = {
   groupRunning: new Map<string, number>(),
   groupMax: new Map<string, number>(),
   groupStarts: new Map<string, string[]>(),
+  /** The time the last enqueue through the test app ran at, as its transaction saw it (the pool's
+   * clock for that enqueue: convex-test 0.0.70 pins a transaction's `Date.now()` at or after the
+   * last commit, rounded up to the ms, so the test's own `Date.now()` may be a millisecond behind). */
+  enqueuedAt: 0,
+  /** Records the calling transaction's time as the last enqueue's. */
+  markEnqueue() {
+    this.enqueuedAt = Date.now();
+  },
   reset() {
     this.running = 0;
     this.maxRunning = 0;

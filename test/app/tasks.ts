@@ -196,6 +196,7 @@ export const enqueueModel = mutationGeneric({
     onComplete: v.optional(v.string()),
   },
   handler: async (ctx, { argsList, batch, poolOptions, options, onComplete }) => {
+    probe.markEnqueue();
     const p = pool(poolOptions);
     const opts = { ...options, onComplete: onCompleteRef(onComplete) };
     if (batch) return await p.enqueueTaskBatch(ctx, anyApi.tasks.model, "job", argsList, opts);

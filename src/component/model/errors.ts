@@ -74,8 +74,8 @@ export class NonRetryableError extends ConvexError<NonRetryableErrorData> {
     super({ [NON_RETRYABLE_MARKER]: true, message });
     this.name = "NonRetryableError";
     this.message = message;
-    // Through a cast: `Error.cause` is in lib ES2022, and a consumer compiling this file (the
-    // /test entry) may have only ES2021.
+    // Set through a cast: `Error.cause` is ES2022, and a consumer may compile this file (through
+    // the `/test` entry) with `lib: ES2021`.
     if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
   }
 }
