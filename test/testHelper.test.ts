@@ -2,11 +2,12 @@
  * `convex-workpool/test`, the helper apps use in their own tests: registering the pool (and the log
  * level it sets for tests), and loading an app's modules ahead of a stepped fake clock.
  */
-import { convexTest } from "convex-test";
+import { convexTest, defineTestApp } from "convex-test";
+import type { FunctionReturnType } from "convex/server";
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import type { ComponentApi } from "../src/component/_generated/component.js";
 import { unconfiguredLogLevel } from "../src/component/model/logging.js";
-import { loadModules, register, runPool } from "../src/test.js";
+import workpoolTest, { loadModules, register, runPool } from "../src/test.js";
 import { probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { appModules, completions, enqueue, info, setup } from "./helpers.js";
@@ -34,6 +35,17 @@ describe("register", () => {
     const pool = register(t, "emailPool");
     expectTypeOf(pool).toEqualTypeOf<ComponentApi>();
     expect(await t.query(pool.inspect.stats, {})).toMatchObject({ pending: 0, running: 0 });
+  });
+
+  it("lets convex-test's defineTestApp install the pool and type its API", async () => {
+    const app = defineTestApp({ schema, components: { emailPool: workpoolTest } });
+    const { createTest } = app.defineModules({});
+    const stats = app.components.emailPool.inspect.stats;
+    expectTypeOf<FunctionReturnType<typeof stats>>().toEqualTypeOf<
+      FunctionReturnType<ComponentApi["inspect"]["stats"]>
+    >();
+    const t = createTest();
+    expect(await t.query(stats, {})).toMatchObject({ pending: 0, running: 0 });
   });
 
   it("rejects an unknown logLevel, naming options.logLevel, and registers nothing", () => {
