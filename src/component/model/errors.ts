@@ -1,6 +1,8 @@
 /**
  * The pool's typed errors. Expected failures are data: a ConvexError whose payload has a `kind`, with
- * an exported guard for each. Owns no state.
+ * an exported guard for each. Also what the pool keeps of errors user code throws: the message (cut
+ * to a cap) and a ConvexError's data as `errorData` (under the value rules of `storableErrorData`).
+ * Owns no state.
  */
 import { ConvexError, type Value } from "convex/values";
 import { valueSizeBytes } from "./payloads.js";

@@ -1,6 +1,7 @@
 /**
  * What user code's run ends as, as data for the pool: a success (unless its return value cannot be
- * recorded), or a failure, a snooze or a non-retryable failure from what it threw. Shared by the
+ * recorded), or a failure (with a thrown ConvexError's data as `errorData`), a snooze or a
+ * non-retryable failure from what it threw. Shared by the
  * workers (runners/worker.ts) and executors (src/client/executor.ts). Pure; owns no state.
  */
 import {
