@@ -17,7 +17,7 @@ import {
   type ListFilter,
   type PoolStats,
 } from "./model/validators.js";
-import { LAST_MINUTE_SECONDS, sumLastMinute } from "./mainLoop/stats.js";
+import { emptyTotals, LAST_MINUTE_SECONDS, sumLastMinute } from "./mainLoop/stats.js";
 import { validateKey } from "./model/validate.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
@@ -110,6 +110,7 @@ export const list = query({
  * The pool's health: exact counts from a constant number of reads (16 counter shards, the loop's
  * state, the config, the 60-slot event ring and the oldest pending job), whatever the backlog.
  * pending = jobs enqueued (counted by the enqueue paths) − finished − running (counted by the loop).
+ * `totals` adds no read: `enqueued` is the shards' sum, the rest the loop's `loopState.totals`.
  */
 export const stats = query({
   args: {},
@@ -137,6 +138,7 @@ export const stats = query({
       paused: config.paused,
       oldestPendingMs: oldest !== null && oldest.listAt <= now ? now - oldest.listAt : 0,
       lastMinute: sumLastMinute(now, ring, loop?.thisSecond),
+      totals: { enqueued, ...(loop?.totals ?? emptyTotals()) },
     };
   },
 });

@@ -96,6 +96,14 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           paused: boolean;
           pending: number;
           running: number;
+          totals: {
+            canceled: number;
+            enqueued: number;
+            failed: number;
+            retried: number;
+            started: number;
+            succeeded: number;
+          };
         },
         Name
       >;

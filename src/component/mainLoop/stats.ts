@@ -1,11 +1,11 @@
 /**
  * Counting what the loop does, for its report and for `stats`: the report's counters live in
  * `loopState.stats` and a report is one structured JSON log line at REPORT level; `stats` reads the
- * loop's running total of finished jobs, its per-second event counts (`loopState.thisSecond`, then
+ * loop's running totals (of finished jobs, and of each kind of event), its per-second event counts (`loopState.thisSecond`, then
  * the `eventCounts` ring) and its floor under the pending jobs. Written only by the loop; never
  * changes job state.
  */
-import type { EventKind, SecondEvents } from "../model/validators.js";
+import type { EventKind, EventTotals, SecondEvents } from "../model/validators.js";
 import { countDueStarts, type LoopState, type Pass } from "./pass.js";
 import { CURSOR_MARGIN_SEGMENTS, SEGMENT_MS } from "../model/segments.js";
 
@@ -31,6 +31,10 @@ export function emptyStats(now: number): Stats {
   };
 }
 
+export function emptyTotals(): EventTotals {
+  return { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 };
+}
+
 /** The seconds `stats().lastMinute` covers: the current one and the 59 before it. */
 export const LAST_MINUTE_SECONDS = 60;
 
@@ -45,9 +49,12 @@ export function secondOf(ms: number): number {
   return Math.floor(ms / 1000);
 }
 
-/** Counts one event of this pass, for the report and for `stats().lastMinute`. */
+/** Counts one event of this pass, for the report, `stats().lastMinute` and `stats().totals`. */
 export function countEvent(pass: Pass, kind: EventKind, n = 1): void {
   pass.state.stats[kind] += n;
+  // A loop row from before `totals` starts them at zero: the totals count from the upgrade on.
+  const totals = (pass.state.totals ??= emptyTotals());
+  totals[kind] += n;
   const second = secondOf(pass.now);
   const current = pass.state.thisSecond;
   if (current === undefined || current.second !== second) {

@@ -228,6 +228,17 @@ export type SecondEvents = Infer<typeof vSecondEvents>;
 /** The kinds of event `stats().lastMinute` counts. */
 export type EventKind = Exclude<keyof SecondEvents, "second">;
 
+/** The loop's running totals of each kind of event, since the pool began (or since the upgrade
+ * that introduced them): `loopState.totals`, the loop's side of `stats().totals`. */
+export const vEventTotals = v.object({
+  started: v.number(),
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  retried: v.number(),
+});
+export type EventTotals = Infer<typeof vEventTotals>;
+
 /** What `stats` reports: a pool's health at a glance. */
 export const vPoolStats = v.object({
   /** Unfinished jobs not running: due, delayed, waiting for a key or backing off. */
@@ -244,6 +255,14 @@ export const vPoolStats = v.object({
     failed: v.number(),
     canceled: v.number(),
     retried: v.number(),
+  }),
+  /**
+   * Counters that only grow, since the pool began (or since the upgrade that introduced them):
+   * `enqueued` counts jobs created (retries by `retry()` included), the others as `lastMinute`.
+   */
+  totals: v.object({
+    enqueued: v.number(),
+    ...vEventTotals.fields,
   }),
 });
 export type PoolStats = Infer<typeof vPoolStats>;
