@@ -127,6 +127,26 @@ export function sumLastMinute(
   return sum;
 }
 
+/** The last minute as seen at `now`, second by second, oldest first: LAST_MINUTE_SECONDS entries,
+ * a second without events as zeros (the ring's and the loop's current second, as `sumLastMinute`
+ * adds them). */
+export function secondsOfLastMinute(
+  now: number,
+  ring: ReadonlyArray<SecondEvents>,
+  current: SecondEvents | undefined,
+): SecondEvents[] {
+  const from = secondOf(now) - LAST_MINUTE_SECONDS + 1;
+  const series = Array.from({ length: LAST_MINUTE_SECONDS }, (_, i) => ({
+    second: from + i,
+    ...emptyTotals(),
+  }));
+  for (const events of current === undefined ? ring : [...ring, current]) {
+    const i = events.second - from;
+    if (i >= 0 && i < LAST_MINUTE_SECONDS) series[i] = { ...events };
+  }
+  return series;
+}
+
 /**
  * Raises `loopState.pendingFloor` to the due time of the oldest pending job, so that `stats` and
  * `list` read pending jobs from there rather than across the index entries of every job that left

@@ -10,6 +10,7 @@
  *                         with no retries left
  */
 import { v, type Infer, type ObjectType } from "convex/values";
+import { paginationResultValidator } from "convex/server";
 
 /** The three kinds of function the pool can run. */
 export const vFnType = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
@@ -266,6 +267,35 @@ export const vPoolStats = v.object({
   }),
 });
 export type PoolStats = Infer<typeof vPoolStats>;
+
+/** What `keyStatus` returns: a key's progress and settings. */
+export const vKeyStatus = v.object({
+  /** The key's unfinished jobs that are not running: waiting to start, or to retry. */
+  pending: v.number(),
+  running: v.number(),
+  /** Finished jobs, while their status is retained (statusTtl). */
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  paused: v.boolean(),
+  /** The key's limit: its own, or the pool's keyParallelism. */
+  parallelism: v.number(),
+});
+export type KeyStatus = Infer<typeof vKeyStatus>;
+
+/** A key's row in `overview`: its name and `keyStatus`. */
+export const vKeyRow = v.object({ key: v.string(), ...vKeyStatus.fields });
+export type KeyRow = Infer<typeof vKeyRow>;
+
+/** What `overview` returns: an operator page's view of the pool. */
+export const vOverview = v.object({
+  stats: vPoolStats,
+  /** The last minute second by second, oldest first (60 entries; `second` since epoch). */
+  series: v.array(vSecondEvents),
+  /** A page of keys, in key order. */
+  keys: paginationResultValidator(vKeyRow),
+});
+export type Overview = Infer<typeof vOverview>;
 
 /** A result as `list` shows it: without a success's return value (a page stays small). */
 export const vListedResult = v.union(
