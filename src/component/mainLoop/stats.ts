@@ -142,7 +142,11 @@ export function secondsOfLastMinute(
   }));
   for (const events of current === undefined ? ring : [...ring, current]) {
     const i = events.second - from;
-    if (i >= 0 && i < LAST_MINUTE_SECONDS) series[i] = { ...events };
+    // Only the counts: a ring row is a document (`_id`, `_creationTime`, `slot`).
+    const { second, started, succeeded, failed, canceled, retried } = events;
+    if (i >= 0 && i < LAST_MINUTE_SECONDS) {
+      series[i] = { second, started, succeeded, failed, canceled, retried };
+    }
   }
   return series;
 }
