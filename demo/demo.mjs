@@ -6,7 +6,7 @@
 // flags in DEMO_* environment variables and streaming its output (without colour when stdout is
 // not a terminal).
 import { spawn } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -238,18 +238,38 @@ if (!process.stdout.isTTY) {
 const vitest = `${root}node_modules/vitest/vitest.mjs`;
 if (!existsSync(vitest)) fail("vitest is not installed: run `npm install` first");
 const serving = env.DEMO_SERVE === "1";
-if (serving) env.DEMO_SERVE_BUNDLE = await bundleDashboard();
+let stopFile;
+if (serving) {
+  env.DEMO_SERVE_BUNDLE = await bundleDashboard();
+  // The server stops when this file appears (or this process is gone): a signal to vitest would
+  // end it at once, before it could stop the server and print its final stats.
+  stopFile = resolve(root, "demo-out", "dashboard", `stop-${process.pid}`);
+  rmSync(stopFile, { force: true });
+  env.DEMO_SERVE_STOP = stopFile;
+  env.DEMO_PARENT_PID = String(process.pid);
+}
 const file = serving ? "demo/serve.demo.ts" : "demo/workload.demo.ts";
 const child = spawn(process.execPath, [vitest, "run", "--config", "demo/vitest.config.ts", file], {
   cwd: root,
   env,
   stdio: "inherit",
+  // Serving, vitest gets no Ctrl-C of its own (its own process group): this process asks it to stop.
+  detached: serving,
 });
-child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-// Ctrl-C reaches the whole process group; SIGTERM (e.g. from a test) is passed on, so that the
-// server stops and prints its final stats either way.
-process.on("SIGINT", () => {});
-process.on("SIGTERM", () => child.kill("SIGTERM"));
+child.on("exit", (code, signal) => {
+  if (stopFile) rmSync(stopFile, { force: true });
+  process.exit(code ?? (signal ? 1 : 0));
+});
+if (serving) {
+  /** How long the server may take to stop before it is killed. */
+  const STOP_GRACE_MS = 15_000;
+  const stop = () => {
+    writeFileSync(stopFile, "stop\n");
+    setTimeout(() => process.kill(-child.pid, "SIGKILL"), STOP_GRACE_MS).unref();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
 
 /** Bundles the live dashboard's page (demo/dashboard/page.tsx, with React and the package's
  * views) into one script with the esbuild convex ships; returns its path. */

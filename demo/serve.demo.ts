@@ -5,10 +5,10 @@
 // POST /api/action, which call the example app's admin API (convex/workpoolAdmin.ts) as a signed-in
 // admin, on the running pool. Every backend call, the clock's steps included, goes through one
 // queue, so a request never runs in the middle of a step. Stops after DEMO_SERVE_FOR seconds (real)
-// or on SIGINT/SIGTERM, then prints the pool's final stats as one JSON line ("final stats: {...}").
+// or when demo.mjs asks (Ctrl-C, SIGTERM: it creates DEMO_SERVE_STOP), then prints the pool's final stats as one JSON line ("final stats: {...}").
 /// <reference types="vite/client" />
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { convexTest } from "convex-test";
 import { it } from "vitest";
 import workpoolTest, { register } from "../src/test.js";
@@ -43,6 +43,23 @@ const serveForS = envNumber("DEMO_SERVE_FOR", 0);
 /** Virtual ms per real ms. */
 const speed = envNumber("DEMO_SERVE_SPEED", 1);
 const bundlePath = process.env.DEMO_SERVE_BUNDLE ?? "";
+/** demo.mjs creates this file to stop the server (on Ctrl-C or SIGTERM). */
+const stopFile = process.env.DEMO_SERVE_STOP ?? "";
+/** demo.mjs's pid: the server stops if it is gone. */
+const parentPid = Number(process.env.DEMO_PARENT_PID ?? 0);
+
+/** Whether demo.mjs asked to stop, or is gone. */
+function stopAsked(): boolean {
+  if (stopFile !== "" && existsSync(stopFile)) return true;
+  if (parentPid > 0) {
+    try {
+      process.kill(parentPid, 0);
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
 
 /** The virtual clock's step (ms), as in the workload. */
 const STEP_MS = 10;
@@ -181,15 +198,17 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
   );
 
   let stop = false;
-  const onSignal = () => (stop = true);
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  let checkedAt = 0;
   const end = serveForS > 0 ? realNow() + serveForS * 1000 : Infinity;
   // Virtual time owed to the pool: real time passed × speed, taken in steps.
   let owed = 0;
   let last = realNow();
   while (!stop && realNow() < end) {
     const now = realNow();
+    if (now - checkedAt > 100) {
+      checkedAt = now;
+      stop = stopAsked();
+    }
     owed += (now - last) * speed;
     last = now;
     while (owed >= STEP_MS && !stop) {
