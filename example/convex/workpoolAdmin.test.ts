@@ -22,12 +22,10 @@ const STRANGER = { subject: "u4", email: "eve@example.com", emailVerified: true 
 async function withABounce(t: T) {
   await t.mutation(api.emails.sendEmails, { emails: [{ key: "b", to: "not-an-address" }], ...sim });
   await runFor(2000);
-  const page = await t
-    .withIdentity(ADMIN_ROLE)
-    .query(api.workpoolAdmin.jobs, {
-      outcome: "failed",
-      paginationOpts: { numItems: 10, cursor: null },
-    });
+  const page = await t.withIdentity(ADMIN_ROLE).query(api.workpoolAdmin.jobs, {
+    outcome: "failed",
+    paginationOpts: { numItems: 10, cursor: null },
+  });
   expect(page.page).toHaveLength(1);
   return page.page[0].id;
 }
