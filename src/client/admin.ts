@@ -17,7 +17,7 @@ import {
 } from "convex/server";
 import { v, type Infer } from "convex/values";
 import { unauthorized } from "../component/model/errors.js";
-import { vKeyRow, vPoolStats, vSecondEvents } from "../component/model/validators.js";
+import { vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
 import type { WorkpoolControl } from "./control.js";
 import {
   vListedWorkInfo,
@@ -31,15 +31,10 @@ import {
 /** How many keys `overview` lists when the caller does not say: a screenful. */
 export const DEFAULT_KEYS_PER_PAGE = 20;
 
-/** Validator of what the admin `overview` returns. */
-export const vAdminOverview = v.object({
-  /** What `pool.stats` returns, totals included. */
-  stats: vPoolStats,
-  /** The last minute second by second, oldest first: 60 entries, `second` since epoch. */
-  series: v.array(vSecondEvents),
-  /** A page of keys in key order, each with its `keyStatus`. */
-  keys: paginationResultValidator(vKeyRow),
-});
+/** Validator of what the admin `overview` returns: the component's `overview` result (`stats`,
+ * totals included; `series`, the last minute second by second, oldest first; `keys`, a page of
+ * keys with their `keyStatus`). */
+export const vAdminOverview = vOverview;
 /** What the admin `overview` returns. */
 export type AdminOverview = Infer<typeof vAdminOverview>;
 /** A key's row in `overview`: its name and `keyStatus`. */
