@@ -231,6 +231,9 @@ describe("adminApi, bad arguments", () => {
       [as.mutation(admin.setMaxParallelism, { maxParallelism: 1.5 }), "maxParallelism"],
       [as.mutation(admin.setKeyParallelism, { key: "k1", parallelism: 0 }), "parallelism"],
       [as.mutation(admin.pause, { key: "" }), "key"],
+      [as.mutation(admin.resume, { key: "" }), "key"],
+      [as.mutation(admin.cancel, { id: "not-an-id" }), "id"],
+      [as.query(admin.job, { id: "not-an-id" }), "id"],
       [as.mutation(admin.retry, { id: ids.pending }), "id"],
       [
         as.query(admin.jobs, { paginationOpts: { numItems: 5000, cursor: null } }),
