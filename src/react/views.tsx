@@ -173,35 +173,39 @@ export function PoolControls(props: { stats: Stats; act: Act; actions: Dashboard
   );
 }
 
-/** The figures that only grow since the pool began, and the ones of now. */
+/** The pool now (pending, running, the oldest pending job's wait) and the figures that only grow
+ * since it began. */
 export function TotalsView(props: { stats: Stats }) {
   const { stats } = props;
-  const cards: Array<[string, string, number, string?]> = [
-    ["pending", "pending", stats.pending],
-    ["running", "running", stats.running],
-    ["totals.enqueued", "enqueued", stats.totals.enqueued],
-    ["totals.started", "attempts started", stats.totals.started],
-    ["totals.succeeded", "succeeded", stats.totals.succeeded, "wpd-ok"],
-    ["totals.failed", "failed", stats.totals.failed, "wpd-bad"],
-    ["totals.canceled", "canceled", stats.totals.canceled],
-    ["totals.retried", "retried", stats.totals.retried, "wpd-warn"],
+  const card = (name: string, label: string, text: string, tone?: string) => (
+    <div className="wpd-card" key={name}>
+      <b className={tone} data-figure={name}>
+        {text}
+      </b>
+      <span>{label}</span>
+    </div>
+  );
+  const totals: Array<[keyof Stats["totals"], string, string?]> = [
+    ["enqueued", "enqueued"],
+    ["started", "attempts started"],
+    ["succeeded", "succeeded", "wpd-ok"],
+    ["failed", "failed", "wpd-bad"],
+    ["canceled", "canceled"],
+    ["retried", "retried", "wpd-warn"],
   ];
   return (
     <>
-      <h3>Totals since the pool began</h3>
+      <h3>Now</h3>
       <div className="wpd-cards">
-        {cards.map(([name, label, value, tone]) => (
-          <div className="wpd-card" key={name}>
-            <b className={tone} data-figure={name}>
-              {formatCount(value)}
-            </b>
-            <span>{label}</span>
-          </div>
-        ))}
-        <div className="wpd-card">
-          <b data-figure="oldestPending">{formatDuration(stats.oldestPendingMs)}</b>
-          <span>oldest pending has waited</span>
-        </div>
+        {card("pending", "pending", formatCount(stats.pending))}
+        {card("running", "running", formatCount(stats.running))}
+        {card("oldestPending", "oldest pending has waited", formatDuration(stats.oldestPendingMs))}
+      </div>
+      <h3>Since the pool began</h3>
+      <div className="wpd-cards">
+        {totals.map(([name, label, tone]) =>
+          card(`totals.${name}`, label, formatCount(stats.totals[name]), tone),
+        )}
       </div>
     </>
   );
