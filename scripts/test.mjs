@@ -2,7 +2,8 @@
 // `npm test`: the checks every change must pass — types, lint, the vitest suite and the package
 // test, side by side — failing if any fails, then one summary line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
-// (test/scale.ts). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
+// (test/scale.ts), and the live dashboard in a browser (test/dashboardLive.test.ts, left out of
+// `npm test`). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
 // turned off, so logs stay plain.
 import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
