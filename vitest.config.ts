@@ -8,6 +8,7 @@ export default defineConfig({
     server: { deps: { inline: ["convex-test"] } },
     include: [
       "src/**/*.test.ts",
+      "src/**/*.test.tsx",
       "test/**/*.test.ts",
       "example/**/*.test.ts",
       "bench/**/*.test.ts",

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run demo`: runs the example app's email workload on convex-test (an embedded Convex backend)
-// with a virtual clock, then the same jobs as ordinary actions and as executor tasks (--compare-jobs). Parses the flags, then runs demo/workload.demo.ts under vitest, passing the
+// with a virtual clock, then the same jobs as ordinary actions and as executor tasks (--compare-jobs);
+// with --serve, serves the live dashboard instead (demo/serve.demo.ts, its page bundled here with
+// esbuild). Parses the flags, then runs the workload under vitest, passing the
 // flags in DEMO_* environment variables and streaming its output (without colour when stdout is
 // not a terminal).
 import { spawn } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -82,6 +84,37 @@ const flags = {
       "demo-out/running-j<jobs>-p<parallelism>-d<duration-ms>-f<fail-rate>-s<seed>[-k<keys>].svg",
     path: ".svg",
     help: "where to write the chart (an .svg file)",
+  },
+  serve: {
+    env: "DEMO_SERVE",
+    def: undefined,
+    shownDef: "off",
+    bool: true,
+    help: "serve the live dashboard on localhost while the pool drains, instead of writing the report",
+  },
+  "serve-port": {
+    env: "DEMO_SERVE_PORT",
+    def: "4173",
+    int: true,
+    min: 0,
+    max: 65535,
+    help: "with --serve: the port (0: any free one)",
+  },
+  "serve-for": {
+    env: "DEMO_SERVE_FOR",
+    def: "0",
+    int: false,
+    min: 0,
+    max: 86_400,
+    help: "with --serve: stop after this many seconds (0: at Ctrl-C)",
+  },
+  "serve-speed": {
+    env: "DEMO_SERVE_SPEED",
+    def: "1",
+    int: false,
+    min: 0.01,
+    max: 1000,
+    help: "with --serve: virtual ms per real ms",
   },
   report: {
     env: "DEMO_REPORT",
@@ -204,9 +237,56 @@ if (!process.stdout.isTTY) {
 
 const vitest = `${root}node_modules/vitest/vitest.mjs`;
 if (!existsSync(vitest)) fail("vitest is not installed: run `npm install` first");
-const child = spawn(process.execPath, [vitest, "run", "--config", "demo/vitest.config.ts"], {
+const serving = env.DEMO_SERVE === "1";
+let stopFile;
+if (serving) {
+  env.DEMO_SERVE_BUNDLE = await bundleDashboard();
+  // The server stops when this file appears (or this process is gone): a signal to vitest would
+  // end it at once, before it could stop the server and print its final stats.
+  stopFile = resolve(root, "demo-out", "dashboard", `stop-${process.pid}`);
+  rmSync(stopFile, { force: true });
+  env.DEMO_SERVE_STOP = stopFile;
+  env.DEMO_PARENT_PID = String(process.pid);
+}
+const file = serving ? "demo/serve.demo.ts" : "demo/workload.demo.ts";
+const child = spawn(process.execPath, [vitest, "run", "--config", "demo/vitest.config.ts", file], {
   cwd: root,
   env,
   stdio: "inherit",
+  // Serving, vitest gets no Ctrl-C of its own (its own process group): this process asks it to stop.
+  detached: serving,
 });
-child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+child.on("exit", (code, signal) => {
+  if (stopFile) rmSync(stopFile, { force: true });
+  process.exit(code ?? (signal ? 1 : 0));
+});
+if (serving) {
+  /** How long the server may take to stop before it is killed. */
+  const STOP_GRACE_MS = 15_000;
+  const stop = () => {
+    writeFileSync(stopFile, "stop\n");
+    setTimeout(() => process.kill(-child.pid, "SIGKILL"), STOP_GRACE_MS).unref();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+/** Bundles the live dashboard's page (demo/dashboard/page.tsx, with React and the package's
+ * views) into one script with the esbuild convex ships; returns its path. */
+async function bundleDashboard() {
+  const { build } = await import("esbuild");
+  const outfile = resolve(root, "demo-out", "dashboard", "app.js");
+  await build({
+    entryPoints: [resolve(root, "demo", "dashboard", "page.tsx")],
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    jsx: "automatic",
+    minify: true,
+    define: { "process.env.NODE_ENV": '"production"' },
+    outfile,
+    logLevel: "error",
+  });
+  return outfile;
+}

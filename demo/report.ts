@@ -193,7 +193,8 @@ ${data.keys
 <p class="sub">Run started ${e(new Date(t0).toISOString())} on convex-test's embedded backend with a virtual clock. Every figure comes from the pool itself: <code>stats</code> (sampled every ${data.sampleEveryMs} ms, ${count(data.samples.length)} samples, and at the end), <code>list</code> (all ${count(data.jobs.total)} jobs) and <code>keyStatus</code>.</p>
 <section><h2>Settings</h2><dl class="settings">${figures.settings.map(dd).join("\n")}</dl></section>
 <section><h2>Summary</h2><div class="cards">${figures.summary.map(card).join("\n")}</div>
-<p class="note">Events in the last minute of the run (<code>stats().lastMinute</code>): ${figures.lastMinute.map((f) => `${e(f.label)} <b data-figure="${e(f.name)}">${e(f.value)}</b>`).join(", ")}.</p></section>
+<p class="note">Events in the last minute of the run (<code>stats().lastMinute</code>): ${figures.lastMinute.map((f) => `${e(f.label)} <b data-figure="${e(f.name)}">${e(f.value)}</b>`).join(", ")}.</p>
+<p class="note">Since the pool began (<code>stats().totals</code>): ${figures.totals.map((f) => `${e(f.label)} <b data-figure="${e(f.name)}">${e(f.value)}</b>`).join(", ")}.</p></section>
 <section><h2>Running jobs over time</h2>${runningChart}</section>
 <section><h2>Queue depth over time</h2>${pendingChart}</section>
 <section><h2>Outcomes</h2>${outcomes}</section>

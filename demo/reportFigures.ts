@@ -137,6 +137,7 @@ export function reportFigures(data: ReportData): {
   settings: Figure[];
   summary: Figure[];
   lastMinute: Figure[];
+  totals: Figure[];
   keys: Figure[];
   compare: Figure[];
 } {
@@ -222,6 +223,9 @@ export function reportFigures(data: ReportData): {
   const lastMinute = (["started", "succeeded", "failed", "canceled", "retried"] as const).map((k) =>
     stat(`lastMinute.${k}`, k, count(m[k])),
   );
+  const totals = (
+    ["enqueued", "started", "succeeded", "failed", "canceled", "retried"] as const
+  ).map((k) => stat(`totals.${k}`, k, count(final.totals[k])));
   const keyFigures = (key: string, c: KeyStatus) =>
     OUTCOME_ROWS.map((k) => stat(`key.${key}.${k}`, k, count(c[k])));
   const total = (k: keyof OutcomeCounts) => data.keys.reduce((n, row) => n + row.status[k], 0);
@@ -232,16 +236,15 @@ export function reportFigures(data: ReportData): {
       ]
     : [];
   const compare = data.comparison ? comparisonFigures(data.comparison) : [];
-  return { settings, summary, lastMinute, keys, compare };
+  return { settings, summary, lastMinute, totals, keys, compare };
 }
 
 /** The figures by name, as report.json holds them. */
 export function figureValues(data: ReportData): Record<string, string> {
   const f = reportFigures(data);
   return Object.fromEntries(
-    [...f.settings, ...f.summary, ...f.lastMinute, ...f.keys, ...f.compare].map((x) => [
-      x.name,
-      x.value,
-    ]),
+    [...f.settings, ...f.summary, ...f.lastMinute, ...f.totals, ...f.keys, ...f.compare].map(
+      (x) => [x.name, x.value],
+    ),
   );
 }

@@ -11,7 +11,7 @@
 //     files are checked too); an app that shows its own tsconfig.json type-checks with it as well,
 //     one that shows a package.json names versions of its dependencies that the ones installed
 //     here satisfy, and one that shows a vitest.config.ts runs its tests, which must pass; the
-//     other entry points (`convex-workpool/convex.config`, `./test`, the `ComponentApi` type)
+//     other entry points (`convex-workpool/convex.config`, `./test`, `./react`, the `ComponentApi` type)
 //     type-check under moduleResolution Bundler and NodeNext;
 //   - example/: a copy (`example/`) type-checks with its own tsconfig and its tests pass against
 //     the installed package, and its package.json installs the tarball this build packs.
@@ -208,6 +208,28 @@ export const steps: RunPoolOptions = { stepMs: 20 };
 export const quiet: RegisterOptions = { logLevel: "WARN" };
 export const hasSchema: object = workpoolTest.schema;
 export const hasModules: Record<string, () => Promise<unknown>> = workpoolTest.modules;
+`,
+
+  // convex-workpool/react: the dashboard takes what pool.adminApi exports, as an app's api names it.
+  "entrypoints/react.tsx": `import type { FilterApi, FunctionReference, ApiFromModules } from "convex/server";
+import { Workpool, type WorkpoolComponent } from "convex-workpool";
+import {
+  DashboardView,
+  WorkpoolDashboard,
+  useWorkpoolDashboard,
+  type DashboardViewProps,
+  type WorkpoolAdminApi,
+} from "convex-workpool/react";
+
+const pool = new Workpool(null as unknown as WorkpoolComponent);
+const admin = pool.adminApi({ authorize: async (ctx) => (await ctx.auth.getUserIdentity()) !== null });
+type Api = FilterApi<ApiFromModules<{ workpoolAdmin: typeof admin }>, FunctionReference<any, "public">>;
+declare const api: Api;
+
+export const refs: WorkpoolAdminApi = api.workpoolAdmin;
+export const page = <WorkpoolDashboard api={api.workpoolAdmin} title="emails" />;
+export const hook: typeof useWorkpoolDashboard = useWorkpoolDashboard;
+export const view = (props: DashboardViewProps) => <DashboardView {...props} />;
 `,
 };
 
@@ -414,6 +436,8 @@ async function main() {
       `const m = await import("convex-workpool");
        if (typeof m.Workpool !== "function") throw new Error("no Workpool export");
        if (typeof m.NonRetryableError !== "function") throw new Error("no NonRetryableError export");
+       const react = await import("convex-workpool/react");
+       if (typeof react.WorkpoolDashboard !== "function") throw new Error("no WorkpoolDashboard export");
        for (const spec of ["convex-workpool/convex.config.js", "convex-workpool/convex.config"]) {
          const c = (await import(spec)).default;
          if (!c || typeof c.export !== "function") throw new Error(spec + ": not a component definition");

@@ -2,7 +2,8 @@
 // `npm test`: the checks every change must pass — types, lint, the vitest suite and the package
 // test, side by side — failing if any fails, then one summary line with each step's time.
 // `npm run test:slow` (`node scripts/test.mjs slow`): the scale-sensitive specs at full size
-// (test/scale.ts), then the package test at both ends of the version ranges we state (the oldest
+// (test/scale.ts) and the live dashboard in a browser (test/dashboardLive.test.ts, left out of
+// `npm test`), then the package test at both ends of the version ranges we state (the oldest
 // and the latest convex, convex-test, vitest and TypeScript, installed from the registry:
 // scripts/package-test.mjs `ENDS`), then the drop-in checks (scripts/peer-client-test.mjs,
 // workflow-test.mjs). CI runs both. When the output is not a terminal (a pipe, a CI log) colour is
@@ -17,7 +18,11 @@ const SLOW_FILES = [
   "test/bounded.test.ts",
   "test/boundedKeys.test.ts",
   "test/budgets.test.ts",
+  // The live dashboard in Chromium over `npm run demo -- --serve`: about 30 s of real time.
+  "test/dashboardLive.test.ts",
 ];
+/** Slow files that are not scale-sensitive: the fast run leaves them to the slow one. */
+const SLOW_ONLY = ["test/dashboardLive.test.ts"];
 
 /** The browser test/demoReport.test.ts drives; without it that test is skipped (failed under CI). */
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -41,7 +46,18 @@ const STEPS = slow
       [
         ["typecheck", ["run", "typecheck"]],
         ["lint", ["run", "lint"]],
-        ["vitest", ["exec", "--", "vitest", "run", "--exclude", "example/**"]],
+        [
+          "vitest",
+          [
+            "exec",
+            "--",
+            "vitest",
+            "run",
+            "--exclude",
+            "example/**",
+            ...SLOW_ONLY.flatMap((file) => ["--exclude", file]),
+          ],
+        ],
         ["package test", ["run", "test:package"]],
       ],
     ];

@@ -50,6 +50,7 @@ const QUERIES = new Set([
   "stats",
   "inspect.list",
   "inspect.stats",
+  "inspect.overview",
 ]);
 
 /** Filled in by `beforeAll`: ids of the seeded backend. */
@@ -1160,6 +1161,18 @@ function componentCases(): Case[] {
       }),
       names: unknown("outcomes"),
     },
+    {
+      name: "inspect.overview: over 100 keys a page",
+      call: direct("inspect.overview", { keysPaginationOpts: { numItems: 101, cursor: null } }),
+      names: named("keysPaginationOpts.numItems"),
+    },
+    {
+      name: "inspect.overview: a cursor no page of keys returned",
+      call: direct("inspect.overview", {
+        keysPaginationOpts: { numItems: 10, cursor: "not a cursor" },
+      }),
+      names: named("keysPaginationOpts.cursor"),
+    },
     // stats takes no arguments (nor does the client's `stats(ctx)`): only an extra one is wrong.
     {
       name: "inspect.stats: an argument it does not take",
@@ -1270,6 +1283,7 @@ describe("bad-input catalogue", () => {
         "list",
         "inspect.list",
         "inspect.stats",
+        "inspect.overview",
         "keys.setKeyParallelism",
         "keys.keyStatus",
         "keys.pause",

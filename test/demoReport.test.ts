@@ -61,6 +61,7 @@ const idle: Stats = {
   paused: false,
   oldestPendingMs: 0,
   lastMinute: { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },
+  totals: { enqueued: 0, started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },
 };
 
 /** A run of 10 s: 4 of 4 running for its first half, none after; keys k0 and k1. */
@@ -77,7 +78,11 @@ function readings(jobs: ListedWorkInfo[]): ReportData {
       { ...idle, at: 0, running: 4, pending: 6, oldestPendingMs: 2500 },
       { ...idle, at: 5000 },
     ],
-    final: { ...idle, lastMinute: { ...idle.lastMinute, started: 7 } },
+    final: {
+      ...idle,
+      lastMinute: { ...idle.lastMinute, started: 7 },
+      totals: { ...idle.totals, enqueued: 5, started: 9, failed: 1 },
+    },
     jobs: summarizeJobs(jobs),
     keys: [
       { key: "k0", status: { ...statusOf(2, 1), paused: false, parallelism: 1 } },
@@ -165,6 +170,9 @@ describe("report page builder (pure)", () => {
       "summary.peakPending": "6",
       "summary.longestWait": "2.50 s",
       "lastMinute.started": "7",
+      "totals.enqueued": "5",
+      "totals.started": "9",
+      "totals.failed": "1",
       "setting.keyParallelism": "1",
       "setting.rateLimit": "none",
       "key.k0.succeeded": "2",
@@ -221,6 +229,7 @@ describe("report page builder (pure)", () => {
       ...all.settings,
       ...all.summary,
       ...all.lastMinute,
+      ...all.totals,
       ...all.keys,
       ...all.compare,
     ].map((f) => f.name);
@@ -347,6 +356,11 @@ describe("report page in headless Chromium", () => {
         for (const k of ["started", "succeeded", "failed", "retried"] as const) {
           expect(fig[`lastMinute.${k}`], k).toBe(count(data.final.lastMinute[k]));
         }
+        // The totals since the pool began agree with the jobs `list` read.
+        expect(fig["totals.enqueued"]).toBe(count(data.jobs.total));
+        expect(fig["totals.started"]).toBe(count(data.jobs.attempts));
+        expect(fig["totals.succeeded"]).toBe(count(data.jobs.succeeded));
+        expect(fig["totals.failed"]).toBe(count(data.jobs.failed));
         expect(data.keys.map((k) => k.key)).toEqual(["k0", "k1", "k2", "k3", "k4", "k5"]);
         for (const { key, status } of data.keys) {
           expect(fig[`key.${key}.succeeded`], key).toBe(count(status.succeeded));

@@ -1,7 +1,7 @@
 /**
  * Inspecting a pool (section 7 of the API extensions): `list` pages through jobs by state, outcome
- * and key in the promised orders, and `stats` reports exact counts, the oldest wait and the last
- * minute's events from a constant number of reads.
+ * and key in the promised orders, and `stats` reports exact counts, the oldest wait, the last
+ * minute's events and the totals since the pool began from a constant number of reads.
  */
 import { describe, expect, it } from "vitest";
 import { currentCounters, resetCounters } from "../bench/instrument.js";
@@ -236,6 +236,100 @@ describe("stats", () => {
       failed: 0,
       canceled: 0,
       retried: 0,
+    });
+  });
+
+  describe("totals", () => {
+    const ZERO = { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 };
+
+    /** The run of the last-minute spec: 5 jobs enqueued; 5 attempts, 3 successes, 1 failure, 1
+     * cancel and 1 retry, all in the first second. */
+    async function runOfEachEvent(t: any) {
+      await enqueue(t, "action", [{ key: "ok1" }, { key: "ok2" }, { key: "flaky", failTimes: 1 }], {
+        options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
+      });
+      const [broken] = await enqueue(t, "action", [{ key: "broken", failTimes: 1 }]);
+      const [canceled] = await enqueue(t, "mutation", [{ key: "never" }], {
+        options: { runAfter: 120_000 },
+      });
+      await callPool(t, "cancel", [canceled]);
+      await runUntil(t, async () => (await completions(t)).length === 5, 5000);
+      return { broken, canceled };
+    }
+
+    it("counts every event since the pool began, with lastMinute's meanings, past the last minute", async () => {
+      const t = setup();
+      await runOfEachEvent(t);
+      const first = { started: 5, succeeded: 3, failed: 1, canceled: 1, retried: 1 };
+      expect((await poolStats(t)).totals).toEqual({ enqueued: 5, ...first });
+      // Two minutes on, the last minute is empty and the totals are unchanged.
+      await runFor(t, 120_000, 1000);
+      const later = await poolStats(t);
+      expect(later.lastMinute).toEqual(ZERO);
+      expect(later.totals).toEqual({ enqueued: 5, ...first });
+      // They only grow: a second run adds its events to them.
+      await enqueue(t, "mutation", [{ key: "again1" }, { key: "again2" }]);
+      await runUntil(t, async () => (await completions(t)).length === 7, 5000);
+      expect((await poolStats(t)).totals).toEqual({
+        enqueued: 7,
+        ...first,
+        started: 7,
+        succeeded: 5,
+      });
+    });
+
+    it("counts a job retry() creates as enqueued, and its run as any other", async () => {
+      const t = setup();
+      const { broken, canceled } = await runOfEachEvent(t);
+      await callPool(t, "retry", [broken]);
+      await callPool(t, "retry", [canceled]);
+      // Retrying again creates nothing, and counts nothing.
+      await callPool(t, "retry", [broken]);
+      await runUntil(t, async () => (await poolStats(t)).totals.started === 7, 5000);
+      await runFor(t, 1000);
+      const { totals, pending, running } = await poolStats(t);
+      expect({ pending, running }).toEqual({ pending: 0, running: 0 });
+      // The retried "broken" job fails no more (it failed once); "never" now runs.
+      expect(totals).toEqual({
+        enqueued: 7,
+        started: 7,
+        succeeded: 5,
+        failed: 1,
+        canceled: 1,
+        retried: 1,
+      });
+    });
+
+    it("count from the upgrade on when the loop's row predates them, enqueued from its shards", async () => {
+      const t = setup();
+      await runOfEachEvent(t);
+      // A loop row written before `totals` existed: the field is absent.
+      await inComponent(t, async (ctx) => {
+        const loop = await ctx.db.query("loopState").first();
+        expect(loop.totals).toBeDefined();
+        await ctx.db.patch("loopState", loop._id, { totals: undefined });
+      });
+      expect((await poolStats(t)).totals).toEqual({ enqueued: 5, ...ZERO });
+      await enqueue(t, "mutation", [{ key: "after" }]);
+      await runUntil(t, async () => (await completions(t)).length === 6, 5000);
+      const stats = await poolStats(t);
+      expect(stats.totals).toEqual({ enqueued: 6, ...ZERO, started: 1, succeeded: 1 });
+      expect(stats.pending).toBe(0);
+    });
+
+    it("are written only by the loop: an enqueue writes no row the loop keeps its totals in", async () => {
+      const t = setup();
+      await runOfEachEvent(t);
+      const loopRow = async () =>
+        await inComponent(t, async (ctx) => await ctx.db.query("loopState").first());
+      const before = await loopRow();
+      await enqueue(t, "mutation", [{ key: "later" }], { options: { runAfter: 600_000 } });
+      await enqueue(t, "action", [{ key: "batch1" }, { key: "batch2" }], {
+        batch: true,
+        options: { runAfter: 600_000 },
+      });
+      expect(await loopRow()).toEqual(before);
+      expect((await poolStats(t)).totals.enqueued).toBe(8);
     });
   });
 

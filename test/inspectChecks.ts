@@ -46,7 +46,8 @@ export function eventOfLogLine(line: string, at: number): LoggedEvent | undefine
   return undefined;
 }
 
-/** `lastMinute` as the log says it: events of the current second and the 59 before it. */
+/** `lastMinute` as the log says it: events of the current second and the 59 before it (and with
+ * `now` 0, every event: the totals). */
 function expectedLastMinute(events: LoggedEvent[], now: number) {
   const from = Math.floor(now / 1000) - 59;
   const sum = { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 };
@@ -87,7 +88,8 @@ export async function checkInspection(
     }
   }
   const due = pending.filter((row) => row.listAt <= now).map((row) => row.listAt);
-  expect(stats, "stats").toEqual({
+  const { totals, ...current } = stats;
+  expect(current, "stats").toEqual({
     pending: pending.length,
     running: inState("running").length,
     maxParallelism: expected.maxParallelism,
@@ -95,6 +97,14 @@ export async function checkInspection(
     oldestPendingMs: due.length === 0 ? 0 : now - Math.min(...due),
     lastMinute: expectedLastMinute(expected.events, now),
   });
+  // The totals are every event the loop logged, and every job enqueued is pending, running or
+  // finished by them.
+  const { enqueued, ...eventTotals } = totals;
+  expect(eventTotals, "stats.totals").toEqual(expectedLastMinute(expected.events, 0));
+  expect(
+    enqueued - eventTotals.succeeded - eventTotals.failed - eventTotals.canceled,
+    "enqueued",
+  ).toBe(pending.length + inState("running").length);
   // Pages of three, so that every list crosses page boundaries.
   const ids = async (filter: Record<string, unknown>) =>
     (await listAll(t, filter, 3)).map((job) => job.id);

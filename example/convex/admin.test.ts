@@ -55,6 +55,14 @@ function expectedSamples(byPool: Record<string, Stats>): Record<string, Record<s
         events.map((event) => [`${pool},${event}`, stats.lastMinute[event]]),
       ),
     ),
+    workpool_events_total: Object.fromEntries(
+      Object.entries(byPool).flatMap(([pool, stats]) =>
+        (["enqueued", ...events] as const).map((event) => [
+          `${pool},${event}`,
+          stats.totals[event],
+        ]),
+      ),
+    ),
   };
 }
 
@@ -115,6 +123,7 @@ describe("GET /metrics", () => {
       ["workpool_paused", "GAUGE"],
       ["workpool_oldest_pending_seconds", "GAUGE"],
       ["workpool_last_minute_events", "GAUGE"],
+      ["workpool_events_total", "COUNTER"],
     ]);
     for (const f of families) expect(f.help, f.name).toMatch(/^[A-Z1].{10,}\.$/);
     expect(families.find((f) => f.name === "workpool_last_minute_events")?.help).toContain(

@@ -142,8 +142,9 @@ export class WorkpoolControl {
 
   /**
    * The pool's health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
-   * { started, succeeded, failed, canceled, retried } }`. Exact, and it costs the same few reads
-   * at any backlog. `lastMinute` counts the current second and the 59 before it.
+   * { started, succeeded, failed, canceled, retried }, totals: { enqueued, ...the same } }`. Exact,
+   * and it costs the same few reads at any backlog. `lastMinute` counts the current second and the
+   * 59 before it; `totals` only grow, since the pool began (or since the upgrade that added them).
    */
   async stats(ctx: AnyCtx): Promise<Stats> {
     return await ctx.runQuery(this.component.inspect.stats, {});

@@ -12,6 +12,7 @@
  * - onComplete.ts: what an onComplete mutation receives, and its validators.
  * - types.ts: ids, and what status, keyStatus, info, list and stats return.
  * - metrics.ts: `workpoolMetrics`, stats in Prometheus' text format.
+ * - admin.ts: `pool.adminApi`'s types (the functions an operator's page calls).
  * - the component's model: the errors user code throws, the retry and result validators.
  */
 export {
@@ -19,6 +20,7 @@ export {
   SnoozeError,
   isNonRetryableError,
   isInvalidArgumentError,
+  isUnauthorizedError,
 } from "../component/model/errors.js";
 export {
   DEFAULT_RETRY_BEHAVIOR,
@@ -70,6 +72,18 @@ export {
   type WorkpoolComponent,
 } from "./types.js";
 export { METRICS_CONTENT_TYPE, workpoolMetrics } from "./metrics.js";
+export {
+  vAdminOverview,
+  type AdminApi,
+  type AdminApiOptions,
+  type AdminArgs,
+  type AdminOperation,
+  type AdminOverview,
+  type AdminRequest,
+  type Authorize,
+  type KeyRow,
+  type SecondEvents,
+} from "./admin.js";
 export type {
   ExecutorAction,
   ExecutorArgs,

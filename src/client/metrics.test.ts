@@ -22,6 +22,7 @@ const EMAILS: Stats = {
   paused: false,
   oldestPendingMs: 1500,
   lastMinute: { started: 40, succeeded: 30, failed: 2, canceled: 1, retried: 5 },
+  totals: { enqueued: 900, started: 880, succeeded: 850, failed: 12, canceled: 4, retried: 20 },
 };
 const SCRAPE: Stats = {
   pending: 0,
@@ -30,6 +31,7 @@ const SCRAPE: Stats = {
   paused: true,
   oldestPendingMs: 0,
   lastMinute: { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },
+  totals: { enqueued: 0, started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },
 };
 
 const FAMILY_NAMES = [
@@ -39,7 +41,10 @@ const FAMILY_NAMES = [
   "workpool_paused",
   "workpool_oldest_pending_seconds",
   "workpool_last_minute_events",
+  "workpool_events_total",
 ];
+/** The families that only grow: Prometheus counters; the rest are gauges. */
+const COUNTERS = ["workpool_events_total"];
 const EVENTS = ["started", "succeeded", "failed", "canceled", "retried"] as const;
 
 /** The parsed family named `name` (fails the test if there is none). */
@@ -74,11 +79,13 @@ function badArgument(fn: () => unknown): string {
 }
 
 describe("workpoolMetrics", () => {
-  it("writes one gauge family per figure, each with its HELP and TYPE lines", () => {
+  it("writes one family per figure, each with its HELP and TYPE lines", () => {
     const text = workpoolMetrics({ emails: EMAILS });
     const families = parsePrometheus(text);
     expect(families.map((f) => f.name)).toEqual(FAMILY_NAMES);
-    for (const f of families) expect(f.type, f.name).toBe("GAUGE");
+    for (const f of families) {
+      expect(f.type, f.name).toBe(COUNTERS.includes(f.name) ? "COUNTER" : "GAUGE");
+    }
     const helpOf = (name: string) => family(families, name).help;
     expect(helpOf("workpool_pending_jobs")).toBe(
       "Unfinished jobs not running: due, delayed, waiting for their key, or backing off before a retry.",
@@ -90,11 +97,14 @@ describe("workpoolMetrics", () => {
     expect(helpOf("workpool_last_minute_events")).toContain(
       "the current second and the 59 before it",
     );
+    expect(helpOf("workpool_events_total")).toContain("since the pool began");
     // Each family's HELP and TYPE come before its samples, as the format requires.
     const lines = text.split("\n");
     for (const name of FAMILY_NAMES) {
       const help = lines.indexOf(lines.find((l) => l.startsWith(`# HELP ${name} `))!);
-      expect(lines[help + 1]).toBe(`# TYPE ${name} gauge`);
+      expect(lines[help + 1]).toBe(
+        `# TYPE ${name} ${COUNTERS.includes(name) ? "counter" : "gauge"}`,
+      );
       expect(lines[help + 2]).toMatch(new RegExp(`^${name}\\{`));
     }
   });
@@ -115,6 +125,18 @@ describe("workpoolMetrics", () => {
       "emails,retried": 5,
       ...Object.fromEntries(EVENTS.map((event) => [`scrape,${event}`, 0])),
     });
+    expect(of("workpool_events_total")).toEqual({
+      "emails,enqueued": 900,
+      "emails,started": 880,
+      "emails,succeeded": 850,
+      "emails,failed": 12,
+      "emails,canceled": 4,
+      "emails,retried": 20,
+      ...Object.fromEntries(["enqueued", ...EVENTS].map((event) => [`scrape,${event}`, 0])),
+    });
+    for (const sample of family(families, "workpool_events_total").metrics) {
+      expect(Object.keys(sample.labels)).toEqual(["pool", "event"]);
+    }
     for (const sample of family(families, "workpool_last_minute_events").metrics) {
       expect(Object.keys(sample.labels)).toEqual(["pool", "event"]);
     }
@@ -127,7 +149,7 @@ describe("workpoolMetrics", () => {
         ? Object.keys(validator.fields).map((inner) => [field, inner])
         : [[field]],
     );
-    expect(leaves).toHaveLength(10);
+    expect(leaves).toHaveLength(16);
     const samplesOf = (stats: Stats) =>
       parsePrometheus(workpoolMetrics({ emails: stats })).flatMap((f) =>
         f.metrics.map((m) => `${f.name}${JSON.stringify(m.labels)} ${m.value}`),

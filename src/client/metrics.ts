@@ -18,14 +18,17 @@ const MS_PER_SECOND = 1000;
 type EventName = keyof PoolStats["lastMinute"];
 /** `lastMinute`'s events in the validator's order: the values of the `event` label. */
 const EVENTS = Object.keys(vPoolStats.fields.lastMinute.fields) as EventName[];
+type TotalName = keyof PoolStats["totals"];
+/** `totals`' events in the validator's order (`enqueued` first): the values of its `event` label. */
+const TOTALS = Object.keys(vPoolStats.fields.totals.fields) as TotalName[];
 
 type Sample = { labels: Record<string, string>; value: number };
 
 /** One metric family: every pool's samples of one figure of `Stats`. */
 type Family = {
   name: string;
-  /** Every figure is a current value (`lastMinute` is a sliding window, not a running total). */
-  type: "gauge";
+  /** A current value (`lastMinute` is a sliding window), or a total that only grows (`totals`). */
+  type: "gauge" | "counter";
   help: string;
   /** One pool's samples, without the `pool` label. */
   samples: (stats: PoolStats) => Sample[];
@@ -73,16 +76,26 @@ const FAMILIES: readonly Family[] = [
     samples: (stats) =>
       EVENTS.map((event) => ({ labels: { event }, value: stats.lastMinute[event] })),
   },
+  {
+    name: "workpool_events_total",
+    type: "counter",
+    help:
+      "Events since the pool began (or since the upgrade that added these counters): enqueued (jobs " +
+      "created, retry() included), started (attempts), succeeded, failed and canceled (jobs that " +
+      "finished so), retried (failed attempts that will run again).",
+    samples: (stats) => TOTALS.map((event) => ({ labels: { event }, value: stats.totals[event] })),
+  },
 ];
 
 /**
  * The pools' figures in Prometheus' text exposition format (version 0.0.4; serve it with
- * `METRICS_CONTENT_TYPE`): one gauge family per figure of `Stats`, each with its `# HELP` and
+ * `METRICS_CONTENT_TYPE`): one family per figure of `Stats`, each with its `# HELP` and
  * `# TYPE` lines, and one sample per pool labeled `pool="<name>"` (in the order of `statsByPool`):
  * `workpool_pending_jobs`, `workpool_running_jobs`, `workpool_max_parallelism`, `workpool_paused`
  * (0 or 1), `workpool_oldest_pending_seconds`, and `workpool_last_minute_events` with an `event`
  * label (`started`, `succeeded`, `failed`, `canceled`, `retried`), which counts the current second
- * and the 59 before it.
+ * and the 59 before it; and the counter `workpool_events_total` with an `event` label (`enqueued`,
+ * `started`, `succeeded`, `failed`, `canceled`, `retried`): `totals`, which only grow.
  *
  * Throws an InvalidArgument error naming the argument (e.g. `statsByPool.emails.pending`) for an
  * empty pool name, or a Stats missing a figure or with a negative or non-finite one.

@@ -90,6 +90,7 @@ export type ListArgs = ListFilter & { paginationOpts: PaginationOptions };
 export { vPoolStats as vStats };
 /**
  * What `stats` returns: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
- * { started, succeeded, failed, canceled, retried } }`.
+ * { started, succeeded, failed, canceled, retried }, totals: { enqueued, started, succeeded,
+ * failed, canceled, retried } }`.
  */
 export type Stats = PoolStats;

@@ -21,6 +21,7 @@ import type {
 import type { Infer, PropertyValidators, Validator, VAny } from "convex/values";
 import { invalidArgument } from "../component/model/errors.js";
 import { DEFAULT_STATUS_TTL_MS } from "../component/api/enqueue.js";
+import { defineAdminApi, type AdminApiOptions } from "./admin.js";
 import { WorkpoolControl } from "./control.js";
 import { enqueue, enqueueBatch, enqueueTasks } from "./enqueue.js";
 import {
@@ -268,6 +269,27 @@ export class Workpool extends WorkpoolControl {
     null
   > {
     return defineOnCompleteMutation({ context, handler, returnValue });
+  }
+
+  /**
+   * The admin functions of this pool, for an operator's page (`convex-workpool/react`'s
+   * `WorkpoolDashboard`): export them from one module of your app.
+   *
+   * ```ts
+   * // convex/workpoolAdmin.ts
+   * export const { overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism,
+   *   setMaxParallelism } = pool.adminApi({
+   *   authorize: async (ctx, { operation }) => {
+   *     const identity = await ctx.auth.getUserIdentity();
+   *     return identity !== null && ADMINS.includes(identity.email ?? "");
+   *   },
+   * });
+   * ```
+   * @param options `authorize(ctx, { operation, args })`, required: runs first in every function;
+   *   false (or a throw) fails the call with `workpool/Unauthorized` (`isUnauthorizedError`).
+   */
+  adminApi<DataModel extends GenericDataModel>(options: AdminApiOptions<DataModel>) {
+    return defineAdminApi(this, options);
   }
 
   /** One enqueue's options with what this pool adds: retries, config and status TTL. */

@@ -47,6 +47,7 @@ describe("_generated/component.ts", () => {
     expect(publicFns.sort()).toEqual([
       "config.update",
       "inspect.list",
+      "inspect.overview",
       "inspect.stats",
       "keys.keyStatus",
       "keys.pause",

@@ -1,6 +1,7 @@
 /**
- * Looking at a pool from outside: `list` (jobs page by page, by state, outcome and key) and
- * `stats` (the pool's health in a constant number of reads). Read-only queries: they never write,
+ * Looking at a pool from outside: `list` (jobs page by page, by state, outcome and key), `stats`
+ * (the pool's health in a constant number of reads) and `overview` (an operator page's view: stats,
+ * the last minute second by second, a page of keys). Read-only queries: they never write,
  * and they read only what the loop and the enqueue paths already keep (stats.ts, enqueue.ts).
  */
 import { paginationOptsValidator, paginationResultValidator } from "convex/server";
@@ -13,11 +14,18 @@ import { deriveListedInfo } from "./api/jobStatus.js";
 import {
   vListedWorkInfo,
   vListFilter,
+  vOverview,
   vPoolStats,
   type ListFilter,
   type PoolStats,
 } from "./model/validators.js";
-import { LAST_MINUTE_SECONDS, sumLastMinute } from "./mainLoop/stats.js";
+import {
+  emptyTotals,
+  LAST_MINUTE_SECONDS,
+  secondsOfLastMinute,
+  sumLastMinute,
+} from "./mainLoop/stats.js";
+import { keyStatusOf } from "./keys.js";
 import { validateKey } from "./model/validate.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
@@ -110,33 +118,90 @@ export const list = query({
  * The pool's health: exact counts from a constant number of reads (16 counter shards, the loop's
  * state, the config, the 60-slot event ring and the oldest pending job), whatever the backlog.
  * pending = jobs enqueued (counted by the enqueue paths) − finished − running (counted by the loop).
+ * `totals` adds no read: `enqueued` is the shards' sum, the rest the loop's `loopState.totals`.
  */
 export const stats = query({
   args: {},
   returns: vPoolStats,
-  handler: async (ctx): Promise<PoolStats> => {
+  handler: async (ctx): Promise<PoolStats> => (await readHealth(ctx, Date.now())).stats,
+});
+
+/** `stats` at `now`, with the rows it read that `overview` uses too. */
+async function readHealth(ctx: QueryCtx, now: number) {
+  const [loop, config, shards, ring] = await Promise.all([
+    ctx.db.query("loopState").first(),
+    readConfig(ctx.db),
+    ctx.db.query("enqueueCounts").take(ENQUEUE_COUNT_SHARDS),
+    ctx.db.query("eventCounts").take(LAST_MINUTE_SECONDS),
+  ]);
+  const enqueued = shards.reduce((sum, shard) => sum + shard.enqueued, 0);
+  const running = loop?.running ?? 0;
+  const oldest = await ctx.db
+    .query("work")
+    .withIndex("by_state", (q) =>
+      q.eq("state.kind", "pending").gte("listAt", loop?.pendingFloor ?? 0),
+    )
+    .first();
+  const stats: PoolStats = {
+    pending: enqueued - (loop?.finishedTotal ?? 0) - running,
+    running,
+    maxParallelism: config.maxParallelism,
+    paused: config.paused,
+    oldestPendingMs: oldest !== null && oldest.listAt <= now ? now - oldest.listAt : 0,
+    lastMinute: sumLastMinute(now, ring, loop?.thisSecond),
+    totals: { enqueued, ...(loop?.totals ?? emptyTotals()) },
+  };
+  return { stats, config, ring, current: loop?.thisSecond };
+}
+
+/** The most keys one `overview` page holds: each costs its `keyState` row, its ledger's rows (at
+ * most 17) and its settings row, so a page reads at most about 1,900 documents, far inside a
+ * query's limits, and a dashboard shows a screenful. */
+export const MAX_KEY_PAGE = 100;
+
+/**
+ * What an operator's page shows at a glance: `stats`, the last minute second by second (oldest
+ * first, 60 entries, seconds without events as zeros: the same ring `lastMinute` sums), and a page
+ * of keys in key order with each key's `keyStatus`. Keys are those the loop has counts for (a
+ * `keyState` row: a key whose jobs it has started, queued or finished, until they are all swept).
+ * Bounded: `stats`' reads, plus MAX_KEY_PAGE keys at most.
+ */
+export const overview = query({
+  args: { keysPaginationOpts: paginationOptsValidator },
+  returns: vOverview,
+  handler: async (ctx, { keysPaginationOpts }) => {
+    const { numItems } = keysPaginationOpts;
+    if (!Number.isInteger(numItems) || numItems < 1 || numItems > MAX_KEY_PAGE) {
+      invalidArgument(
+        "keysPaginationOpts.numItems",
+        `must be a whole number from 1 to ${MAX_KEY_PAGE}`,
+        numItems,
+      );
+    }
     const now = Date.now();
-    const [loop, config, shards, ring] = await Promise.all([
-      ctx.db.query("loopState").first(),
-      readConfig(ctx.db),
-      ctx.db.query("enqueueCounts").take(ENQUEUE_COUNT_SHARDS),
-      ctx.db.query("eventCounts").take(LAST_MINUTE_SECONDS),
-    ]);
-    const enqueued = shards.reduce((sum, shard) => sum + shard.enqueued, 0);
-    const running = loop?.running ?? 0;
-    const oldest = await ctx.db
-      .query("work")
-      .withIndex("by_state", (q) =>
-        q.eq("state.kind", "pending").gte("listAt", loop?.pendingFloor ?? 0),
-      )
-      .first();
+    const { stats, config, ring, current } = await readHealth(ctx, now);
+    const keyRows = () => ctx.db.query("keyState").withIndex("by_key");
+    let keyPage;
+    try {
+      keyPage = await keyRows().paginate(keysPaginationOpts);
+    } catch (error) {
+      if (keysPaginationOpts.cursor === null) throw error;
+      invalidArgument(
+        "keysPaginationOpts.cursor",
+        "must be a cursor a page of keys returned",
+        keysPaginationOpts.cursor,
+      );
+    }
+    const keys = await Promise.all(
+      keyPage.page.map(async (state) => ({
+        key: state.key,
+        ...(await keyStatusOf(ctx.db, state.key, state, async () => config.keyParallelism)),
+      })),
+    );
     return {
-      pending: enqueued - (loop?.finishedTotal ?? 0) - running,
-      running,
-      maxParallelism: config.maxParallelism,
-      paused: config.paused,
-      oldestPendingMs: oldest !== null && oldest.listAt <= now ? now - oldest.listAt : 0,
-      lastMinute: sumLastMinute(now, ring, loop?.thisSecond),
+      stats,
+      series: secondsOfLastMinute(now, ring, current),
+      keys: { ...keyPage, page: keys },
     };
   },
 });

@@ -8,25 +8,15 @@
  */
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
-import { mutation, query, type MutationCtx } from "./_generated/server.js";
+import { mutation, query, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
 import { applyConfig, readConfig } from "./config.js";
 import { claimSegment } from "./api/kick.js";
 import { keyLedgerTotals } from "./api/keyLedger.js";
 import { validateKey, validateKeyParallelism } from "./model/validate.js";
+import { vKeyStatus, type KeyStatus } from "./model/validators.js";
 
-/** What `keyStatus` returns. */
-export const vKeyStatus = v.object({
-  /** The key's unfinished jobs that are not running: waiting to start, or to retry. */
-  pending: v.number(),
-  running: v.number(),
-  /** Finished jobs, while their status is retained (statusTtl). */
-  succeeded: v.number(),
-  failed: v.number(),
-  canceled: v.number(),
-  paused: v.boolean(),
-  /** The key's limit: its own, or the pool's keyParallelism. */
-  parallelism: v.number(),
-});
+/** What `keyStatus` returns (the validator lives with the job model's). */
+export { vKeyStatus };
 
 /** A key's progress, from two single-row reads and its ledger's rows (at most one per shard): its
  * cost does not grow with its backlog. */
@@ -35,35 +25,51 @@ export const keyStatus = query({
   returns: vKeyStatus,
   handler: async (ctx, { key }) => {
     validateKey(key);
-    const [state, ledger, settings] = await Promise.all([
-      ctx.db
-        .query("keyState")
-        .withIndex("by_key", (q) => q.eq("key", key))
-        .first(),
-      keyLedgerTotals(ctx.db, key),
-      ctx.db
-        .query("keySettings")
-        .withIndex("by_key", (q) => q.eq("key", key))
-        .first(),
-    ]);
-    const finished = {
-      succeeded: state?.succeeded ?? 0,
-      failed: state?.failed ?? 0,
-      canceled: state?.canceled ?? 0,
-    };
-    const running = state?.running ?? 0;
-    const everFinished = finished.succeeded + finished.failed + finished.canceled;
-    return {
-      pending: (ledger?.enqueued ?? 0) - everFinished - running,
-      running,
-      succeeded: finished.succeeded - (ledger?.sweptSucceeded ?? 0),
-      failed: finished.failed - (ledger?.sweptFailed ?? 0),
-      canceled: finished.canceled - (ledger?.sweptCanceled ?? 0),
-      paused: settings?.paused ?? false,
-      parallelism: settings?.parallelism ?? (await readConfig(ctx.db)).keyParallelism,
-    };
+    const state = await ctx.db
+      .query("keyState")
+      .withIndex("by_key", (q) => q.eq("key", key))
+      .first();
+    return await keyStatusOf(
+      ctx.db,
+      key,
+      state,
+      async () => (await readConfig(ctx.db)).keyParallelism,
+    );
   },
 });
+
+/** `keyStatus` of a key whose `keyState` row (or null) was read: its ledger's rows and its
+ * settings' row more; the pool's keyParallelism only when the key has no limit of its own. */
+export async function keyStatusOf(
+  db: DatabaseReader,
+  key: string,
+  state: Doc<"keyState"> | null,
+  poolKeyParallelism: () => Promise<number>,
+): Promise<KeyStatus> {
+  const [ledger, settings] = await Promise.all([
+    keyLedgerTotals(db, key),
+    db
+      .query("keySettings")
+      .withIndex("by_key", (q) => q.eq("key", key))
+      .first(),
+  ]);
+  const finished = {
+    succeeded: state?.succeeded ?? 0,
+    failed: state?.failed ?? 0,
+    canceled: state?.canceled ?? 0,
+  };
+  const running = state?.running ?? 0;
+  const everFinished = finished.succeeded + finished.failed + finished.canceled;
+  return {
+    pending: (ledger?.enqueued ?? 0) - everFinished - running,
+    running,
+    succeeded: finished.succeeded - (ledger?.sweptSucceeded ?? 0),
+    failed: finished.failed - (ledger?.sweptFailed ?? 0),
+    canceled: finished.canceled - (ledger?.sweptCanceled ?? 0),
+    paused: settings?.paused ?? false,
+    parallelism: settings?.parallelism ?? (await poolKeyParallelism()),
+  };
+}
 
 /** Sets one key's limit (`null`: back to the pool's keyParallelism). Lowering it lets running
  * jobs finish (and their retries run) and starts none of the key's jobs until it has room. */

@@ -19,6 +19,7 @@ import {
   vRateLimit,
   vRetryBehavior,
   vTaskHandover,
+  vEventTotals,
   vSecondEvents,
   vStoredPriority,
 } from "./model/validators.js";
@@ -508,6 +509,9 @@ export default defineSchema({
     /** The starts of the last rate-limit period, in buckets (rateLimit.ts); unset without a limit.
      * `from` and `at` are the times of a bucket's first and latest starts, `n` how many. */
     startLog: v.optional(v.array(v.object({ from: v.number(), at: v.number(), n: v.number() }))),
+    /** Events the loop counted, ever (since the upgrade that added this field): `stats().totals`
+     * less `enqueued`, which the enqueue paths count (`enqueueCounts`). */
+    totals: v.optional(vEventTotals),
     /** Jobs the loop finished, ever (`stats`: pending = enqueued − finished − running). */
     finishedTotal: v.optional(v.number()),
     /** No pending job has `listAt` below this: `stats` and `list` read pending jobs from here, past

@@ -17,6 +17,7 @@ import type * as llm from "../llm.js";
 import type * as pools from "../pools.js";
 import type * as scrape from "../scrape.js";
 import type * as sim from "../sim.js";
+import type * as workpoolAdmin from "../workpoolAdmin.js";
 
 import type {
   ApiFromModules,
@@ -35,6 +36,7 @@ const fullApi: ApiFromModules<{
   pools: typeof pools;
   scrape: typeof scrape;
   sim: typeof sim;
+  workpoolAdmin: typeof workpoolAdmin;
 }> = anyApi as any;
 
 /**

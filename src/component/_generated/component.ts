@@ -79,6 +79,69 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         },
         Name
       >;
+      overview: FunctionReference<
+        "query",
+        "internal",
+        {
+          keysPaginationOpts: {
+            cursor: string | null;
+            endCursor?: string | null;
+            id?: number;
+            maximumBytesRead?: number;
+            maximumRowsRead?: number;
+            numItems: number;
+          };
+        },
+        {
+          keys: {
+            continueCursor: string;
+            isDone: boolean;
+            page: Array<{
+              canceled: number;
+              failed: number;
+              key: string;
+              parallelism: number;
+              paused: boolean;
+              pending: number;
+              running: number;
+              succeeded: number;
+            }>;
+            pageStatus?: "SplitRecommended" | "SplitRequired" | null;
+            splitCursor?: string | null;
+          };
+          series: Array<{
+            canceled: number;
+            failed: number;
+            retried: number;
+            second: number;
+            started: number;
+            succeeded: number;
+          }>;
+          stats: {
+            lastMinute: {
+              canceled: number;
+              failed: number;
+              retried: number;
+              started: number;
+              succeeded: number;
+            };
+            maxParallelism: number;
+            oldestPendingMs: number;
+            paused: boolean;
+            pending: number;
+            running: number;
+            totals: {
+              canceled: number;
+              enqueued: number;
+              failed: number;
+              retried: number;
+              started: number;
+              succeeded: number;
+            };
+          };
+        },
+        Name
+      >;
       stats: FunctionReference<
         "query",
         "internal",
@@ -96,6 +159,14 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           paused: boolean;
           pending: number;
           running: number;
+          totals: {
+            canceled: number;
+            enqueued: number;
+            failed: number;
+            retried: number;
+            started: number;
+            succeeded: number;
+          };
         },
         Name
       >;

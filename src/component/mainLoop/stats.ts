@@ -1,11 +1,11 @@
 /**
  * Counting what the loop does, for its report and for `stats`: the report's counters live in
  * `loopState.stats` and a report is one structured JSON log line at REPORT level; `stats` reads the
- * loop's running total of finished jobs, its per-second event counts (`loopState.thisSecond`, then
+ * loop's running totals (of finished jobs, and of each kind of event), its per-second event counts (`loopState.thisSecond`, then
  * the `eventCounts` ring) and its floor under the pending jobs. Written only by the loop; never
  * changes job state.
  */
-import type { EventKind, SecondEvents } from "../model/validators.js";
+import type { EventKind, EventTotals, SecondEvents } from "../model/validators.js";
 import { countDueStarts, type LoopState, type Pass } from "./pass.js";
 import { CURSOR_MARGIN_SEGMENTS, SEGMENT_MS } from "../model/segments.js";
 
@@ -31,6 +31,10 @@ export function emptyStats(now: number): Stats {
   };
 }
 
+export function emptyTotals(): EventTotals {
+  return { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 };
+}
+
 /** The seconds `stats().lastMinute` covers: the current one and the 59 before it. */
 export const LAST_MINUTE_SECONDS = 60;
 
@@ -45,9 +49,12 @@ export function secondOf(ms: number): number {
   return Math.floor(ms / 1000);
 }
 
-/** Counts one event of this pass, for the report and for `stats().lastMinute`. */
+/** Counts one event of this pass, for the report, `stats().lastMinute` and `stats().totals`. */
 export function countEvent(pass: Pass, kind: EventKind, n = 1): void {
   pass.state.stats[kind] += n;
+  // A loop row from before `totals` starts them at zero: the totals count from the upgrade on.
+  const totals = (pass.state.totals ??= emptyTotals());
+  totals[kind] += n;
   const second = secondOf(pass.now);
   const current = pass.state.thisSecond;
   if (current === undefined || current.second !== second) {
@@ -118,6 +125,30 @@ export function sumLastMinute(
     for (const kind of Object.keys(sum) as EventKind[]) sum[kind] += events[kind];
   }
   return sum;
+}
+
+/** The last minute as seen at `now`, second by second, oldest first: LAST_MINUTE_SECONDS entries,
+ * a second without events as zeros (the ring's and the loop's current second, as `sumLastMinute`
+ * adds them). */
+export function secondsOfLastMinute(
+  now: number,
+  ring: ReadonlyArray<SecondEvents>,
+  current: SecondEvents | undefined,
+): SecondEvents[] {
+  const from = secondOf(now) - LAST_MINUTE_SECONDS + 1;
+  const series = Array.from({ length: LAST_MINUTE_SECONDS }, (_, i) => ({
+    second: from + i,
+    ...emptyTotals(),
+  }));
+  for (const events of current === undefined ? ring : [...ring, current]) {
+    const i = events.second - from;
+    // Only the counts: a ring row is a document (`_id`, `_creationTime`, `slot`).
+    const { second, started, succeeded, failed, canceled, retried } = events;
+    if (i >= 0 && i < LAST_MINUTE_SECONDS) {
+      series[i] = { second, started, succeeded, failed, canceled, retried };
+    }
+  }
+  return series;
 }
 
 /**

@@ -17,6 +17,7 @@ const NON_RETRYABLE_MARKER = "__convexWorkpoolNonRetryable";
  * recognised, from code deployed before an upgrade. */
 const NON_RETRYABLE_BEFORE = "workpool/NonRetryable";
 const SNOOZE = "workpool/Snooze";
+const UNAUTHORIZED = "workpool/Unauthorized";
 
 /** The longest error message the pool stores, in UTF-8 bytes: the start of a longer one is kept,
  * with a note of how much was cut. An HTTP body in an error is common; 8 KiB keeps the cause and
@@ -243,4 +244,30 @@ export function storableErrorData(data: unknown): { errorData: Value; note?: str
     return dropped(`nested over ${MAX_ERROR_DATA_NESTING} levels deep`);
   }
   return { errorData: (data ?? null) as Value };
+}
+
+export type UnauthorizedData = {
+  kind: typeof UNAUTHORIZED;
+  /** The admin function refused, e.g. "retry". */
+  operation: string;
+  message: string;
+};
+
+/** Throws the error of a call to an admin function (`pool.adminApi`) that `authorize` refused. */
+export function unauthorized(operation: string): never {
+  throw new ConvexError<UnauthorizedData>({
+    kind: UNAUTHORIZED,
+    operation,
+    message: `workpool: not authorized to call ${operation}`,
+  });
+}
+
+/** True for the error of a call `authorize` refused (also after it crossed a function boundary,
+ * and on the client, where `convex/react` rethrows it). */
+export function isUnauthorizedError(error: unknown): error is ConvexError<UnauthorizedData> {
+  if (!(error instanceof Error)) return false;
+  const data = (error as { data?: unknown }).data;
+  return (
+    typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === UNAUTHORIZED
+  );
 }

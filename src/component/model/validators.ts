@@ -10,6 +10,7 @@
  *                         with no retries left
  */
 import { v, type Infer, type ObjectType, type Value } from "convex/values";
+import { paginationResultValidator } from "convex/server";
 
 /** The three kinds of function the pool can run. */
 export const vFnType = v.union(v.literal("action"), v.literal("mutation"), v.literal("query"));
@@ -237,6 +238,17 @@ export type SecondEvents = Infer<typeof vSecondEvents>;
 /** The kinds of event `stats().lastMinute` counts. */
 export type EventKind = Exclude<keyof SecondEvents, "second">;
 
+/** The loop's running totals of each kind of event, since the pool began (or since the upgrade
+ * that introduced them): `loopState.totals`, the loop's side of `stats().totals`. */
+export const vEventTotals = v.object({
+  started: v.number(),
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  retried: v.number(),
+});
+export type EventTotals = Infer<typeof vEventTotals>;
+
 /** What `stats` reports: a pool's health at a glance. */
 export const vPoolStats = v.object({
   /** Unfinished jobs not running: due, delayed, waiting for a key or backing off. */
@@ -254,8 +266,45 @@ export const vPoolStats = v.object({
     canceled: v.number(),
     retried: v.number(),
   }),
+  /**
+   * Counters that only grow, since the pool began (or since the upgrade that introduced them):
+   * `enqueued` counts jobs created (retries by `retry()` included), the others as `lastMinute`.
+   */
+  totals: v.object({
+    enqueued: v.number(),
+    ...vEventTotals.fields,
+  }),
 });
 export type PoolStats = Infer<typeof vPoolStats>;
+
+/** What `keyStatus` returns: a key's progress and settings. */
+export const vKeyStatus = v.object({
+  /** The key's unfinished jobs that are not running: waiting to start, or to retry. */
+  pending: v.number(),
+  running: v.number(),
+  /** Finished jobs, while their status is retained (statusTtl). */
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  paused: v.boolean(),
+  /** The key's limit: its own, or the pool's keyParallelism. */
+  parallelism: v.number(),
+});
+export type KeyStatus = Infer<typeof vKeyStatus>;
+
+/** A key's row in `overview`: its name and `keyStatus`. */
+export const vKeyRow = v.object({ key: v.string(), ...vKeyStatus.fields });
+export type KeyRow = Infer<typeof vKeyRow>;
+
+/** What `overview` returns: an operator page's view of the pool. */
+export const vOverview = v.object({
+  stats: vPoolStats,
+  /** The last minute second by second, oldest first (60 entries; `second` since epoch). */
+  series: v.array(vSecondEvents),
+  /** A page of keys, in key order. */
+  keys: paginationResultValidator(vKeyRow),
+});
+export type Overview = Infer<typeof vOverview>;
 
 /** A result as `list` shows it: without a success's return value (a page stays small). */
 export const vListedResult = v.union(

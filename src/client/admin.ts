@@ -1,0 +1,209 @@
+/**
+ * `pool.adminApi({ authorize })`: the public queries and mutations an operator's page calls
+ * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setMaxParallelism), for an
+ * app to export from one module. Owns the guard: every function calls `authorize` first and, when
+ * it refuses (false) or throws, fails with `workpool/Unauthorized` before reading or writing
+ * anything. Each function is one pool method (control.ts) or one component call; it never touches
+ * the component's tables and holds no state besides the pool it was made from.
+ */
+import {
+  mutationGeneric,
+  paginationOptsValidator,
+  paginationResultValidator,
+  queryGeneric,
+  type GenericDataModel,
+  type GenericQueryCtx,
+  type PaginationOptions,
+} from "convex/server";
+import { v, type Infer } from "convex/values";
+import { unauthorized } from "../component/model/errors.js";
+import { vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
+import type { WorkpoolControl } from "./control.js";
+import {
+  vListedWorkInfo,
+  vListFilter,
+  vWorkId,
+  vWorkInfo,
+  type ListArgs,
+  type WorkId,
+} from "./types.js";
+
+/** How many keys `overview` lists when the caller does not say: a screenful. */
+export const DEFAULT_KEYS_PER_PAGE = 20;
+
+/** Validator of what the admin `overview` returns: the component's `overview` result (`stats`,
+ * totals included; `series`, the last minute second by second, oldest first; `keys`, a page of
+ * keys with their `keyStatus`). */
+export const vAdminOverview = vOverview;
+/** What the admin `overview` returns. */
+export type AdminOverview = Infer<typeof vAdminOverview>;
+/** A key's row in `overview`: its name and `keyStatus`. */
+export type KeyRow = Infer<typeof vKeyRow>;
+/** One second of `overview.series`. */
+export type SecondEvents = Infer<typeof vSecondEvents>;
+
+/** The arguments of each admin function, by name. */
+export type AdminArgs = {
+  overview: { keysPaginationOpts?: PaginationOptions };
+  jobs: ListArgs;
+  job: { id: WorkId };
+  retry: { id: WorkId };
+  cancel: { id: WorkId };
+  pause: { key?: string };
+  resume: { key?: string };
+  setKeyParallelism: { key: string; parallelism: number | null };
+  setMaxParallelism: { maxParallelism: number };
+};
+/** The name of an admin function. */
+export type AdminOperation = keyof AdminArgs;
+/** What `authorize` is asked: an operation and the (validated) arguments it was called with. */
+export type AdminRequest = {
+  [Operation in AdminOperation]: { operation: Operation; args: AdminArgs[Operation] };
+}[AdminOperation];
+
+/**
+ * Decides whether the caller may make this request: true to let it run. Called first in every
+ * admin function, with the query's or mutation's ctx (`ctx.auth.getUserIdentity()`, `ctx.db`).
+ * Returning false or throwing fails the call with `workpool/Unauthorized`.
+ */
+export type Authorize<DataModel extends GenericDataModel = GenericDataModel> = (
+  ctx: GenericQueryCtx<DataModel>,
+  request: AdminRequest,
+) => boolean | Promise<boolean>;
+
+export type AdminApiOptions<DataModel extends GenericDataModel> = {
+  /** Required: there is no default, so that no page is ever open to anyone by accident. */
+  authorize: Authorize<DataModel>;
+};
+
+/** Runs `authorize`; refuses (throws Unauthorized) unless it returned exactly true. */
+async function check<DataModel extends GenericDataModel>(
+  authorize: Authorize<DataModel>,
+  ctx: GenericQueryCtx<DataModel>,
+  request: AdminRequest,
+): Promise<void> {
+  let allowed: unknown;
+  try {
+    allowed = await authorize(ctx, request);
+  } catch {
+    // The reason stays on the server: the caller learns only that it was refused.
+    unauthorized(request.operation);
+  }
+  if (allowed !== true) unauthorized(request.operation);
+}
+
+/** The admin functions of `pool`; see `Workpool.adminApi`. */
+export function defineAdminApi<DataModel extends GenericDataModel>(
+  pool: WorkpoolControl,
+  options: AdminApiOptions<DataModel>,
+) {
+  const authorize = options?.authorize;
+  if (typeof authorize !== "function") {
+    throw new Error(
+      "workpool: adminApi needs `authorize(ctx, { operation, args })`, a function that returns true for a caller allowed to operate the pool",
+    );
+  }
+  const guard = (ctx: unknown, request: AdminRequest) =>
+    check(authorize, ctx as GenericQueryCtx<DataModel>, request);
+  const vKeyArg = { key: v.optional(v.string()) };
+  return {
+    /** Stats (totals included), the last minute second by second, and a page of keys. */
+    overview: queryGeneric({
+      args: { keysPaginationOpts: v.optional(paginationOptsValidator) },
+      returns: vAdminOverview,
+      handler: async (ctx, args): Promise<AdminOverview> => {
+        await guard(ctx, { operation: "overview", args });
+        const keysPaginationOpts = args.keysPaginationOpts ?? {
+          numItems: DEFAULT_KEYS_PER_PAGE,
+          cursor: null,
+        };
+        return await ctx.runQuery(pool.component.inspect.overview, { keysPaginationOpts });
+      },
+    }),
+    /** A page of jobs, as `pool.list` returns it (for `usePaginatedQuery`). */
+    jobs: queryGeneric({
+      args: { ...vListFilter, paginationOpts: paginationOptsValidator },
+      returns: paginationResultValidator(vListedWorkInfo),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "jobs", args });
+        return await pool.list(ctx, args);
+      },
+    }),
+    /** A job, as `pool.info` returns it (null once no longer retained). */
+    job: queryGeneric({
+      args: { id: vWorkId },
+      returns: v.union(vWorkInfo, v.null()),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "job", args });
+        return await pool.info(ctx, args.id);
+      },
+    }),
+    /** Runs a failed or canceled job again (`pool.retry`); returns the new job's id. */
+    retry: mutationGeneric({
+      args: { id: vWorkId },
+      returns: vWorkId,
+      handler: async (ctx, args): Promise<WorkId> => {
+        await guard(ctx, { operation: "retry", args });
+        return await pool.retry(ctx, args.id);
+      },
+    }),
+    /** Cancels a job (`pool.cancel`). */
+    cancel: mutationGeneric({
+      args: { id: vWorkId },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "cancel", args });
+        await pool.cancel(ctx, args.id);
+        return null;
+      },
+    }),
+    /** Pauses the pool, or one key (`pool.pause`). */
+    pause: mutationGeneric({
+      args: vKeyArg,
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "pause", args });
+        await pool.pause(ctx, args);
+        return null;
+      },
+    }),
+    /** Ends a pause of the pool, or of one key (`pool.resume`). */
+    resume: mutationGeneric({
+      args: vKeyArg,
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "resume", args });
+        await pool.resume(ctx, args);
+        return null;
+      },
+    }),
+    /** Sets one key's parallelism; null returns it to the pool's (`pool.setKeyParallelism`). */
+    setKeyParallelism: mutationGeneric({
+      args: { key: v.string(), parallelism: v.union(v.number(), v.null()) },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "setKeyParallelism", args });
+        await pool.setKeyParallelism(ctx, args.key, args.parallelism);
+        return null;
+      },
+    }),
+    /**
+     * Sets the pool's maxParallelism. It lasts until a client whose options set maxParallelism
+     * enqueues or cancels: that client writes its own value back.
+     */
+    setMaxParallelism: mutationGeneric({
+      args: { maxParallelism: v.number() },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "setMaxParallelism", args });
+        await ctx.runMutation(pool.component.config.update, {
+          maxParallelism: args.maxParallelism,
+        });
+        return null;
+      },
+    }),
+  };
+}
+
+/** The functions `adminApi` returns, for typing what an app exports. */
+export type AdminApi = ReturnType<typeof defineAdminApi>;

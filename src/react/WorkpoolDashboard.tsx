@@ -1,0 +1,211 @@
+/**
+ * The dashboard on `convex/react`: `useWorkpoolDashboard(api)` subscribes to the app's admin API
+ * (`pool.adminApi`, exported from one module: `api.workpoolAdmin`) with `useQuery`,
+ * `useQueries` (`useQuery` that hands back errors), `usePaginatedQuery` and `useMutation`, and `<WorkpoolDashboard api={api.workpoolAdmin} />` renders
+ * the views (views.tsx) from it, showing a message instead when the API refuses the viewer. Owns
+ * only the wiring and the key pages' cursors; never draws anything itself beyond that message.
+ */
+import { Component, useState, type ReactNode } from "react";
+import { useMutation, usePaginatedQuery, useQueries } from "convex/react";
+import type {
+  DefaultFunctionArgs,
+  FunctionReference,
+  PaginationOptions,
+  PaginationResult,
+} from "convex/server";
+import type { AdminOverview, ListArgs, ListedWorkInfo, WorkId, WorkInfo } from "../client/index.js";
+import { isUnauthorizedError } from "../component/model/errors.js";
+import {
+  DashboardView,
+  UnauthorizedView,
+  type DashboardActions,
+  type DashboardViewProps,
+  type JobsPage,
+  type KeysPaging,
+} from "./views.js";
+
+type Query<Args extends DefaultFunctionArgs, Returns> = FunctionReference<
+  "query",
+  "public",
+  Args,
+  Returns
+>;
+type Mutation<Args extends DefaultFunctionArgs, Returns> = FunctionReference<
+  "mutation",
+  "public",
+  Args,
+  Returns
+>;
+
+/** The admin API as the app's `api` names it (`api.workpoolAdmin`): what `pool.adminApi` returns,
+ * exported from one module. */
+export type WorkpoolAdminApi = {
+  overview: Query<{ keysPaginationOpts?: PaginationOptions }, AdminOverview>;
+  jobs: Query<ListArgs, PaginationResult<ListedWorkInfo>>;
+  job: Query<{ id: WorkId }, WorkInfo | null>;
+  retry: Mutation<{ id: WorkId }, WorkId>;
+  cancel: Mutation<{ id: WorkId }, null>;
+  pause: Mutation<{ key?: string }, null>;
+  resume: Mutation<{ key?: string }, null>;
+  setKeyParallelism: Mutation<{ key: string; parallelism: number | null }, null>;
+  setMaxParallelism: Mutation<{ maxParallelism: number }, null>;
+};
+
+/** Keys a page, and jobs before "Load more", unless told. */
+const DEFAULT_PAGE = 20;
+
+export type DashboardOptions = {
+  /** Keys a page (1 to 100; default 20). */
+  keysPerPage?: number;
+  /** Running and failed jobs shown before "Load more" (default 20). */
+  jobsPerPage?: number;
+};
+
+/** The dashboard's data and actions, live from the admin API. Throws (into the nearest error
+ * boundary, as `useQuery` does) when a query fails, `workpool/Unauthorized` included; see
+ * `useOverview` for an overview that reports a refusal instead. */
+export function useWorkpoolDashboard(
+  api: WorkpoolAdminApi,
+  options: DashboardOptions = {},
+): Omit<DashboardViewProps, "title" | "theme"> {
+  const { overview, refused, keysPaging } = useOverview(api, options.keysPerPage);
+  if (refused) throw refused;
+  return { overview, keysPaging, ...useJobsAndActions(api, options.jobsPerPage) };
+}
+
+/** The admin `overview`, live, a page of keys at a time. A refusal (`workpool/Unauthorized`) is
+ * returned as `refused` rather than thrown; any other error is thrown. */
+export function useOverview(
+  api: Pick<WorkpoolAdminApi, "overview">,
+  keysPerPage = DEFAULT_PAGE,
+): { overview: AdminOverview | undefined; refused: Error | undefined; keysPaging: KeysPaging } {
+  const keys = useKeyPages();
+  const { overview } = useQueries({
+    overview: {
+      query: api.overview,
+      args: { keysPaginationOpts: { numItems: keysPerPage, cursor: keys.cursor } },
+    },
+  });
+  if (overview instanceof Error && !isUnauthorizedError(overview)) throw overview;
+  const refused = overview instanceof Error ? overview : undefined;
+  const value = overview instanceof Error ? undefined : (overview as AdminOverview | undefined);
+  return { overview: value, refused, keysPaging: keys.paging(value?.keys) };
+}
+
+/** Running and failed jobs, page by page, and the actions. */
+function useJobsAndActions(api: WorkpoolAdminApi, jobsPerPage = DEFAULT_PAGE) {
+  return {
+    running: useJobs(api, { state: "running" }, jobsPerPage),
+    failed: useJobs(api, { outcome: "failed" }, jobsPerPage),
+    actions: useDashboardActions(api),
+  };
+}
+
+/** A list of jobs, page by page (`usePaginatedQuery` of the admin `jobs`). */
+export function useJobs(
+  api: Pick<WorkpoolAdminApi, "jobs">,
+  filter: Omit<ListArgs, "paginationOpts">,
+  initialNumItems: number,
+): JobsPage {
+  const { results, status, loadMore } = usePaginatedQuery(api.jobs, filter, { initialNumItems });
+  return { results, status, loadMore };
+}
+
+/** The admin API's mutations, as the views call them. */
+export function useDashboardActions(api: WorkpoolAdminApi): DashboardActions {
+  const retry = useMutation(api.retry);
+  const cancel = useMutation(api.cancel);
+  const pause = useMutation(api.pause);
+  const resume = useMutation(api.resume);
+  const setKeyParallelism = useMutation(api.setKeyParallelism);
+  const setMaxParallelism = useMutation(api.setMaxParallelism);
+  return {
+    retry: (id) => retry({ id }),
+    cancel: (id) => cancel({ id }),
+    pause: (key) => pause(key === undefined ? {} : { key }),
+    resume: (key) => resume(key === undefined ? {} : { key }),
+    setKeyParallelism: (key, parallelism) => setKeyParallelism({ key, parallelism }),
+    setMaxParallelism: (maxParallelism) => setMaxParallelism({ maxParallelism }),
+  };
+}
+
+/** The cursors of the key pages seen, so that "previous" goes back to the page before. */
+function useKeyPages() {
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  const cursor = cursors[cursors.length - 1];
+  return {
+    cursor,
+    paging: (page: AdminOverview["keys"] | undefined): KeysPaging => ({
+      hasPrevious: cursors.length > 1,
+      hasNext: page !== undefined && !page.isDone,
+      previous: () => setCursors((list) => (list.length > 1 ? list.slice(0, -1) : list)),
+      next: () => {
+        if (page !== undefined && !page.isDone) {
+          setCursors((list) => [...list, page.continueCursor]);
+        }
+      },
+    }),
+  };
+}
+
+/**
+ * The operator's dashboard of a pool, live: `<WorkpoolDashboard api={api.workpoolAdmin} />` inside
+ * your `ConvexProvider`. A viewer the admin API refuses sees a message, not a crash.
+ */
+export function WorkpoolDashboard(
+  props: { api: WorkpoolAdminApi; title?: string; theme?: "light" | "dark" } & DashboardOptions,
+) {
+  return (
+    <RefusalBoundary theme={props.theme}>
+      <LiveDashboard {...props} />
+    </RefusalBoundary>
+  );
+}
+
+function LiveDashboard(
+  props: { api: WorkpoolAdminApi; title?: string; theme?: "light" | "dark" } & DashboardOptions,
+) {
+  const { overview, refused, keysPaging } = useOverview(props.api, props.keysPerPage);
+  // Refused the overview: the jobs' queries would be refused too, so they are not even made.
+  if (refused) return <UnauthorizedView theme={props.theme} />;
+  return <LiveJobs {...props} overview={overview} keysPaging={keysPaging} />;
+}
+
+function LiveJobs(
+  props: {
+    api: WorkpoolAdminApi;
+    title?: string;
+    theme?: "light" | "dark";
+    overview: AdminOverview | undefined;
+    keysPaging: KeysPaging;
+  } & DashboardOptions,
+) {
+  const rest = useJobsAndActions(props.api, props.jobsPerPage);
+  return (
+    <DashboardView
+      {...rest}
+      overview={props.overview}
+      keysPaging={props.keysPaging}
+      title={props.title}
+      theme={props.theme}
+    />
+  );
+}
+
+/** Shows UnauthorizedView when a query below throws `workpool/Unauthorized`; any other error goes
+ * on up to the app's own boundary. */
+export class RefusalBoundary extends Component<
+  { theme?: "light" | "dark"; children: ReactNode },
+  { refused: boolean }
+> {
+  state = { refused: false };
+
+  static getDerivedStateFromError(error: unknown): { refused: boolean } {
+    if (isUnauthorizedError(error)) return { refused: true };
+    throw error;
+  }
+
+  render() {
+    return this.state.refused ? <UnauthorizedView theme={this.props.theme} /> : this.props.children;
+  }
+}
