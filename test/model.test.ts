@@ -71,7 +71,7 @@ import {
   type LoggedEvent,
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
-import { valueSizeBytes } from "../src/component/model/payloads.js";
+import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest } from "./app/chaos.js";

@@ -23,7 +23,7 @@ import {
 } from "../model/validators.js";
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 import { capErrorMessage } from "../model/errors.js";
-import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
 import { segmentForRunAt } from "../model/segments.js";
 import { countEvent, recordFinish } from "./stats.js";
@@ -43,14 +43,15 @@ export const COMPLETION_ROW_BYTES = 64 * 1024;
 /** An attempt's outcome as a runner reports it. */
 export type ReportedOutcome = { workId: Id<"work">; attempt: number; result: AttemptResult };
 
-/** The outcome as it is filed: an error cut to its cap, a large return value moved to a payload. */
+/** The outcome as it is filed: an error cut to its cap, a return value that does not fit inline
+ * (too large, or too deep for the rows that embed it: valueMeasure.ts) moved to a payload. */
 async function fileOutcome(
   ctx: MutationCtx,
   { workId, attempt, result }: ReportedOutcome,
 ): Promise<FiledOutcome> {
   // Workers cut messages already; a report from elsewhere (an older worker) is cut here.
   if (result.kind === "failed") result = { ...result, error: capErrorMessage(result.error) };
-  if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
+  if (result.kind === "success" && !fitsInline("returnValue", measureValue(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
     return {
       workId,

@@ -12,7 +12,7 @@ import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
 import { readFrom } from "../model/segments.js";
-import { valueSizeBytes } from "../model/payloads.js";
+import { valueSizeBytes } from "../model/valueMeasure.js";
 
 /** Bytes of rows one batch read of a pass may take (the row that crosses it included: it was
  * read). A pass reads several batches; 2 MiB each keeps the whole pass far below Convex's 16 MiB
