@@ -115,14 +115,18 @@ describe("a deeply nested value", () => {
     const { t } = await setupDeployment({ seed: 4, maxStartDelayMs: 0 });
     await expect(
       enqueue(t, "mutation", [{ key: "deep", value: nestedArrays(16) }]),
-    ).rejects.toThrow(/fnArgs.*nests 17 levels deep, over the limit of 16/);
+    ).rejects.toThrow(/invalid fnArgs: must nest at most 16 levels deep.*\(got 17 levels\)/);
     await expect(
       enqueue(t, "mutation", [{ key: "deep" }], { options: { context: nestedArrays(17) } }),
-    ).rejects.toThrow(/onComplete\.context.*nests 17 levels deep, over the limit of 16/);
+    ).rejects.toThrow(
+      /invalid onComplete\.context: must nest at most 16 levels deep.*\(got 17 levels\)/,
+    );
     const wide = Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`f${i}`, i]));
     await expect(
       enqueue(t, "mutation", [{ key: "wide" }], { options: { context: wide } }),
-    ).rejects.toThrow(/onComplete\.context.*object of 1025 fields, over the limit of 1024/);
+    ).rejects.toThrow(
+      /invalid onComplete\.context: must have at most 1024 fields in any object \(got 1025 fields\)/,
+    );
   }, 60_000);
 });
 

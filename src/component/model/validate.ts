@@ -6,10 +6,11 @@ import { invalidArgument } from "./errors.js";
 import { isLarge } from "./payloads.js";
 import type { RetryBehavior } from "./validators.js";
 import {
+  ARRAY_ELEMENTS_LIMIT,
   fitsInline,
   measureValue,
-  unstorableReason,
-  type ValueKind,
+  OBJECT_FIELDS_LIMIT,
+  STORED_DEPTH_LIMIT,
   type ValueMeasure,
 } from "./valueMeasure.js";
 
@@ -30,21 +31,38 @@ export function checkArgsAndContext(
   prefix = "",
   sizeRule = "args plus context",
 ): { sizeBytes: number; inline: boolean } {
-  const measure = (value: unknown, kind: ValueKind, argument: string): ValueMeasure => {
+  const measure = (value: unknown, argument: string): ValueMeasure => {
     let measured: ValueMeasure;
     try {
       measured = measureValue(value);
     } catch (error) {
       invalidArgument(argument, "must be a Convex value", String(error));
     }
-    const reason = unstorableReason(measured, Number.POSITIVE_INFINITY);
-    if (reason !== undefined) {
-      invalidArgument(argument, `must fit a Convex document (${kind})`, reason);
+    if (measured.depth > STORED_DEPTH_LIMIT) {
+      invalidArgument(
+        argument,
+        `must nest at most ${STORED_DEPTH_LIMIT} levels deep, as a Convex document holds`,
+        `${measured.depth} levels`,
+      );
+    }
+    if (measured.maxFields > OBJECT_FIELDS_LIMIT) {
+      invalidArgument(
+        argument,
+        `must have at most ${OBJECT_FIELDS_LIMIT} fields in any object`,
+        `${measured.maxFields} fields`,
+      );
+    }
+    if (measured.maxArrayLength > ARRAY_ELEMENTS_LIMIT) {
+      invalidArgument(
+        argument,
+        `must have at most ${ARRAY_ELEMENTS_LIMIT} elements in any array`,
+        `${measured.maxArrayLength} elements`,
+      );
     }
     return measured;
   };
-  const args = measure(fnArgs, "args", `${prefix}fnArgs`);
-  const ctx = measure(context, "context", `${prefix}onComplete.context`);
+  const args = measure(fnArgs, `${prefix}fnArgs`);
+  const ctx = measure(context, `${prefix}onComplete.context`);
   const sizeBytes = args.bytes + ctx.bytes;
   if (sizeBytes > MAX_PAYLOAD_BYTES) {
     invalidArgument(
