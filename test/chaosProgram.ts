@@ -126,9 +126,9 @@ export const bulk: fc.Arbitrary<Bulk> = fc.record({
     {
       weight: 1,
       arbitrary: fc.record({
-        form: fc.constantFrom<ValueForm>("text", "ints", "ints", "floats", "bigints"),
+        form: fc.constantFrom<ValueForm>("text", "ints", "ints", "ints", "floats", "bigints"),
         // 35,000 bytes of integers: 7.8 KB as JSON.
-        bytes: fc.constantFrom(1_000, 9_000, 35_000, 35_000),
+        bytes: fc.constantFrom(1_000, 9_000, 35_000, 35_000, 35_000),
       }),
     },
   ),
