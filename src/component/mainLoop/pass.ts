@@ -144,4 +144,11 @@ export type Pass = {
   /** Action jobs the start stage started, to be given their runners when it is over
    * (start.ts `placeActions`). */
   actionStarts: Doc<"work">[];
+  /** Set on a pass the watchdog started after passes failed (the backstop, watchdog.ts): it
+   * settles one outcome and nothing else, or sets that outcome's job aside (`setAside`: why). */
+  narrow?: Narrow;
 };
+
+/** A narrow pass: the outcomes left to settle one per pass, and, when the same first outcome
+ * failed the passes twice, the reason its job is set aside as failed instead. */
+export type Narrow = { left: number; setAside?: string };
