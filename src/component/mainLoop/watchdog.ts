@@ -158,12 +158,13 @@ export const narrowOutcomes = (): number => COMPLETION_BATCH + COMPLETION_ROW_OU
 
 /**
  * Restarts a loop whose pass failed — the backstop for a pass that fails at commit whatever it
- * does (a write over a Convex limit cannot be caught inside the pass). It counts the passes found
- * failed while the loop stayed at one generation (`runStatus.failedPasses`). The pass it starts is
+ * does (a write over a Convex limit cannot be caught inside the pass). The pass it starts is
  * narrow (main.ts `narrowPass`): it settles one outcome, and hands on to narrow passes until
- * `narrowOutcomes()` are settled, so the outcome that failed the pass is met alone. If that one fails
- * its narrow pass too (twice at one generation), the next narrow pass sets its job aside as
- * failed, with the error, and the loop goes on.
+ * `narrowOutcomes()` are settled, so the outcome that failed the pass is met alone. It counts the
+ * narrow passes found failed while the loop stayed at one generation (`runStatus.failedPasses`):
+ * such passes met the same first outcome. When two did, the next sets that outcome's job aside as
+ * failed, with the error, and the loop goes on. (Ordinary passes that fail do not count: one job
+ * is set aside only for what two passes of its own outcome alone could not commit.)
  */
 async function restartPass(
   ctx: MutationCtx,
@@ -173,18 +174,23 @@ async function restartPass(
   current: number,
   now: number,
 ): Promise<void> {
-  const error = await lastPassError(ctx, loop, state);
+  const failed = await lastFailedPass(ctx, loop, state);
   const before = status.failedPasses;
-  const count = before !== undefined && before.generation === current ? before.count + 1 : 1;
+  const count = !failed.narrow
+    ? 0
+    : before !== undefined && before.generation === current
+      ? before.count + 1
+      : 1;
   const log = createLogger((await readConfig(ctx.db)).logLevel);
   log.error("loopStalled", {
     message: "the loop's next pass failed or was canceled, and none is due; restarting it",
     generation: current,
-    failedPasses: count,
-    error,
+    failedNarrowPasses: count,
+    error: failed.error,
   });
+  const error = capErrorMessage(failed.error);
   const left = narrowOutcomes();
-  const narrow = count >= 2 ? { left, setAside: capErrorMessage(error) } : { left };
+  const narrow = count >= 2 ? { left, setAside: error } : { left };
   const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
     generation: current,
     narrow,
@@ -192,16 +198,17 @@ async function restartPass(
   // Recorded like a caller's wake-up, so the next check sees this pass as outstanding.
   await ctx.db.patch("runStatus", status._id, {
     state: { kind: "waking", segment: segmentOf(now), scheduledId },
-    failedPasses: { count, generation: current, error: capErrorMessage(error) },
+    failedPasses: { count, generation: current, error },
   });
 }
 
-/** The error of the loop's pass that failed, as the scheduler recorded it. */
-async function lastPassError(
+/** The loop's pass that failed, as the scheduler recorded it: its error, and whether it was
+ * narrow. */
+async function lastFailedPass(
   ctx: MutationCtx,
   loop: Doc<"loopState"> | null,
   state: Exclude<RunState, { kind: "idle" }>,
-): Promise<string> {
+): Promise<{ error: string; narrow: boolean }> {
   const ids = [loop?.nextPassId, state.kind === "running" ? undefined : state.scheduledId];
   for (const id of ids) {
     if (id === undefined) continue;
@@ -209,10 +216,14 @@ async function lastPassError(
     if (job?.state.kind === "failed") {
       // Convex records the error; a backend that keeps none (convex-test) still gets a reason.
       const error: string | undefined = job.state.error;
-      return error ?? "the pass failed (the scheduler kept no error)";
+      const args = job.args[0] as { narrow?: unknown } | undefined;
+      return {
+        error: error ?? "the pass failed (the scheduler kept no error)",
+        narrow: args?.narrow !== undefined,
+      };
     }
   }
-  return "the pass was canceled, or its record is gone";
+  return { error: "the pass was canceled, or its record is gone", narrow: false };
 }
 
 /** Scheduled-function states in which a pass will still run (or is running). */
