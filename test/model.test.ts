@@ -366,11 +366,11 @@ const chaosJobSpec: fc.Arbitrary<JobSpec> = fc
     dedupe: spec.dedupe && { ...spec.dedupe, key: dedupeKey },
   }));
 
-/** A chaos program's operations: a bulk enqueue in about one program in eight, a fault in about
+/** A chaos program's operations: a bulk enqueue in about one program in three, a fault in about
  * half of them, a double retry in a quarter. */
 const chaosOp: fc.Arbitrary<Op> = fc.oneof(
   { weight: 40, arbitrary: fc.oneof(...plainOps(chaosJobSpec)) },
-  { weight: 1, arbitrary: bulk },
+  { weight: 3, arbitrary: bulk },
   {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant("retryTwice" as const), index: fc.nat({ max: 20 }) }),
