@@ -14,7 +14,7 @@ import {
   type ReportAnswer,
   type ReportRequest,
 } from "../src/component/runners/batchRun.js";
-import { valueSizeBytes } from "../src/component/model/payloads.js";
+import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { advance, startVirtualClock } from "./virtualClock.js";
 
 afterEach(() => {

@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
 import { capErrorMessage, MAX_ERROR_MESSAGE_BYTES } from "../src/component/model/errors.js";
-import { valueSizeBytes } from "../src/component/model/payloads.js";
+import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { completions, enqueue, info, runFor, runUntil, setup } from "./helpers.js";
 import { count, scaled } from "./scale.js";
 

@@ -1,7 +1,9 @@
 /**
  * What a chaos program of the model test (test/model.test.ts, FUZZ_CHAOS=1) draws beyond a plain
- * one: sizes of a job's values (arguments, context, return value, error message) from empty up to
- * Convex's limits, dedupe keys up to 4,096 characters, enqueues of up to 1,500 jobs in one
+ * one: a job's values (arguments, context, return value, error message or data) as Convex sees
+ * them — text, or arrays of integers, floats or bigints (9 bytes each to Convex, 2 to 25 as JSON),
+ * of sizes from empty up to Convex's limits, and nested from shallow to past the 16 levels a
+ * document holds — dedupe keys up to 4,096 characters, enqueues of up to 1,500 jobs in one
  * mutation due over seconds to minutes, `retry()` twice on a failed or canceled job, and faults of
  * the pool's own for the deployment-like backend (test/deployment.ts) to inject. Owns only the
  * arbitraries and the rules that follow from what was drawn.
@@ -10,15 +12,39 @@ import fc from "fast-check";
 import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
 import type { Fault, PoolFunction } from "./deployment.js";
 
-/** A job's values, in bytes: padding of its args and context, its return value and the message
- * of each failing attempt. */
+/** How a job's drawn values are made (test/app/chaos.ts `valueOf`): "text", strings (as many
+ * bytes to Convex as in JSON); "ints", "floats", "bigints": arrays of those (chunks of 8,000), 9
+ * bytes each as Convex counts them, 2, up to 24 and about 25 bytes as JSON. A failing attempt
+ * whose values are not text throws a ConvexError carrying its bytes as data. */
+export type ValueForm = "text" | "ints" | "floats" | "bigints";
+
+/** A job's values: their bytes as Convex counts them (padding of its args and context, its return
+ * value, and the message or data of each failing attempt), their form, and how deep each nests
+ * (objects and arrays, itself included; undefined: shallow). */
 export type Sizes = {
   argsBytes: number;
   contextBytes: number;
   /** Undefined: the job returns its key. */
   returnBytes: number | undefined;
   errorBytes: number;
+  form?: ValueForm;
+  /** The args object's depth, a nested value in it included. */
+  argsDepth?: number;
+  /** The context object's depth. */
+  contextDepth?: number;
+  /** The return value's depth (it is then that nested value, not `returnBytes`). */
+  returnDepth?: number;
 };
+
+/** The deepest a value may nest in a Convex document: what the pool can store of any value. */
+export const STORED_DEPTH = 16;
+
+/** Depths drawn: shallow, then around where the pool's rows embed values one to three levels
+ * down (13 to 16), and past what any document holds (17, 20). */
+const depth = fc.constantFrom(
+  ...[undefined, undefined, undefined, undefined, 6],
+  ...[13, 14, 14, 15, 15, 16, 17, 20],
+);
 
 /** The pool keeps args plus context up to this (bytes, Convex's limit on a function's arguments). */
 export const MAX_PAYLOAD_BYTES = 1_000_000;
@@ -35,9 +61,15 @@ export const sizes: fc.Arbitrary<Sizes> = fc
   .record({
     argsBytes: fc.constantFrom(0, 1_000, 9_000, 200_000, 600_000, 990_000),
     contextBytes: fc.constantFrom(0, 1_000, 9_000, 300_000, 990_000),
-    returnBytes: fc.constantFrom(undefined, 0, 9_000, 300_000, 990_000, RETURN_OVER_LIMIT),
+    // 35,000: inline by a JSON count when the value is integers (7.8 KB), not as Convex counts.
+    returnBytes: fc.constantFrom(undefined, 0, 9_000, 35_000, 300_000, 990_000, RETURN_OVER_LIMIT),
     errorBytes: fc.constantFrom(0, 9_000, 100_000, 300_000, 1_000_000),
+    form: fc.constantFrom<ValueForm>("text", "text", "ints", "floats", "bigints"),
+    argsDepth: depth,
+    contextDepth: depth,
+    returnDepth: depth,
   })
+  .map((s) => (s.form === "text" ? s : numbersCapped(s)))
   .map((s) => ({
     ...s,
     // Args plus context within the pool's limit: the context gives way.
@@ -46,6 +78,25 @@ export const sizes: fc.Arbitrary<Sizes> = fc
       Math.min(s.contextBytes, MAX_PAYLOAD_BYTES - PAYLOAD_SLACK - s.argsBytes),
     ),
   }));
+
+/** The most bytes of one value drawn as numbers (but a return value over the limit): an array of
+ * 33,000 numbers costs the test backend as much as a string of megabytes (every call copies it
+ * element by element), and text already takes values to the limits. */
+const NUMBERS_MAX_BYTES = 300_000;
+
+function numbersCapped(s: Sizes): Sizes {
+  const cap = (bytes: number) => Math.min(bytes, NUMBERS_MAX_BYTES);
+  return {
+    ...s,
+    argsBytes: cap(s.argsBytes),
+    contextBytes: cap(s.contextBytes),
+    errorBytes: cap(s.errorBytes),
+    returnBytes:
+      s.returnBytes === undefined || s.returnBytes === RETURN_OVER_LIMIT
+        ? s.returnBytes
+        : cap(s.returnBytes),
+  };
+}
 
 /** Dedupe keys: a short one, one of about 300 characters and one of 4,090 (a long url). */
 export const DEDUPE_KEYS: Record<string, string> = {
@@ -65,6 +116,9 @@ export type Bulk = {
   withOnComplete: boolean;
   /** Every job fails its one attempt with a message of this many bytes (a dependency down). */
   failWithBytes: number | undefined;
+  /** Every job returns a value of this form and size (Convex bytes), if drawn: many small results
+   * finishing together share delivery rows. */
+  returns: { form: ValueForm; bytes: number } | undefined;
   /** The pool's maxParallelism from this enqueue on (above the start batch: the loop runs hot). */
   maxParallelism: number | undefined;
   /** A fault of the loop's armed right after the enqueue: a loop that only enqueue wake-ups took
@@ -72,33 +126,65 @@ export type Bulk = {
   faultAfter: Fault | undefined;
 };
 
+/** The largest bulk whose jobs return drawn values. */
+const BULK_RETURNS_MAX_JOBS = 100;
+
 /** Mostly a few dozen jobs; now and then hundreds; one bulk in seven more than 1,000 (the
  * largest cost seconds of real time each: about 13 ms a job). */
-export const bulk: fc.Arbitrary<Bulk> = fc.record({
-  op: fc.constant("bulk" as const),
-  n: fc.oneof(
-    { weight: 10, arbitrary: fc.integer({ min: 1, max: 60 }) },
-    { weight: 3, arbitrary: fc.integer({ min: 200, max: 400 }) },
-    { weight: 2, arbitrary: fc.integer({ min: 1_001, max: 1_500 }) },
-  ),
-  kind: fc.constantFrom("query" as const, "mutation" as const, "action" as const, "task" as const),
-  firstDelayMs: fc.constantFrom(0, 500, 5_000),
-  // Due together, or spread over seconds to minutes (1,500 jobs a second apart: 25 minutes).
-  spacingMs: fc.constantFrom(0, 10, 100, 1_000),
-  withOnComplete: fc.boolean(),
-  failWithBytes: fc.constantFrom(undefined, undefined, 100, 300_000, 1_000_000),
-  maxParallelism: fc.constantFrom(undefined, undefined, 50, 200),
-  faultAfter: fc.option(
-    fc.oneof(
-      fc.record({
-        kind: fc.constant("passThrows" as const),
-        stage: fc.integer({ min: 1, max: 40 }),
-      }),
-      fc.record({ kind: fc.constant("commitFails" as const), fn: fc.constant("main" as const) }),
+export const bulk: fc.Arbitrary<Bulk> = fc
+  .record({
+    op: fc.constant("bulk" as const),
+    n: fc.oneof(
+      { weight: 10, arbitrary: fc.integer({ min: 1, max: 60 }) },
+      { weight: 3, arbitrary: fc.integer({ min: 200, max: 400 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 1_001, max: 1_500 }) },
     ),
-    { nil: undefined },
-  ),
-});
+    kind: fc.constantFrom(
+      "query" as const,
+      "mutation" as const,
+      "action" as const,
+      "task" as const,
+    ),
+    firstDelayMs: fc.constantFrom(0, 500, 5_000),
+    // Due together, or spread over seconds to minutes (1,500 jobs a second apart: 25 minutes).
+    spacingMs: fc.constantFrom(0, 0, 10, 100, 1_000),
+    withOnComplete: fc.constantFrom(true, true, true, false),
+    failWithBytes: fc.constantFrom(undefined, undefined, 100, 300_000, 1_000_000),
+    // Many small results finishing together: integers of 35,000 bytes are 7.8 KB as JSON, so a
+    // JSON count would keep dozens of them in one delivery row (review H2).
+    returns: fc.oneof(
+      { weight: 1, arbitrary: fc.constant(undefined) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          form: fc.constantFrom<ValueForm>(
+            "text",
+            "ints",
+            "ints",
+            "ints",
+            "ints",
+            "floats",
+            "bigints",
+          ),
+          bytes: fc.constantFrom(1_000, 9_000, 35_000, 35_000, 35_000),
+        }),
+      },
+    ),
+    maxParallelism: fc.constantFrom(undefined, 50, 200),
+    faultAfter: fc.option(
+      fc.oneof(
+        fc.record({
+          kind: fc.constant("passThrows" as const),
+          stage: fc.integer({ min: 1, max: 40 }),
+        }),
+        fc.record({ kind: fc.constant("commitFails" as const), fn: fc.constant("main" as const) }),
+      ),
+      { nil: undefined },
+    ),
+  })
+  // Drawn values for bulks of up to 100 jobs (enough for a pass's deliveries): 1,500 results of
+  // 35 KB each would cost a program minutes of real time and find nothing more.
+  .map((b) => (b.n > BULK_RETURNS_MAX_JOBS ? { ...b, returns: undefined } : b));
 
 const poolFunction = fc.constantFrom<PoolFunction>(
   "main",

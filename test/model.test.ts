@@ -71,10 +71,10 @@ import {
   type LoggedEvent,
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
-import { valueSizeBytes } from "../src/component/model/payloads.js";
+import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
-import { digest } from "./app/chaos.js";
+import { digest, nestedOf, valueOf } from "./app/chaos.js";
 import {
   bulk,
   CUT_NOTE_ALLOWANCE,
@@ -84,6 +84,7 @@ import {
   MAX_STORED_ERROR,
   RETURN_OVER_LIMIT,
   SETTLE_MS,
+  STORED_DEPTH,
   sizes,
   STALL_LIMIT_MS,
   type Bulk,
@@ -356,15 +357,20 @@ const chaosJobSpec: fc.Arbitrary<JobSpec> = fc
   )
   .map(([spec, drawnSizes, dedupeKey]) => ({
     ...spec,
-    sizes: drawnSizes,
+    // Deep return values and contexts go to the digesting recorder only: the heavy handlers
+    // store what they get as it is, one level down, which no document may hold past 15 levels.
+    sizes:
+      drawnSizes && spec.handler !== "plain"
+        ? { ...drawnSizes, returnDepth: undefined, contextDepth: undefined }
+        : drawnSizes,
     dedupe: spec.dedupe && { ...spec.dedupe, key: dedupeKey },
   }));
 
-/** A chaos program's operations: a bulk enqueue in about one program in eight, a fault in about
+/** A chaos program's operations: a bulk enqueue in about one program in three, a fault in about
  * half of them, a double retry in a quarter. */
 const chaosOp: fc.Arbitrary<Op> = fc.oneof(
   { weight: 40, arbitrary: fc.oneof(...plainOps(chaosJobSpec)) },
-  { weight: 1, arbitrary: bulk },
+  { weight: 3, arbitrary: bulk },
   {
     weight: 2,
     arbitrary: fc.record({ op: fc.constant("retryTwice" as const), index: fc.nat({ max: 20 }) }),
@@ -447,8 +453,12 @@ const failsForGood = (job: JobSpec) =>
 
 /** The outcome the job reports if nothing cancels or kills it. */
 function predictedKind(job: ModelJob): "success" | "failed" {
-  // A return value over the pool's limit fails the attempt that returns it, for good.
-  const returns = job.sizes?.returnBytes !== RETURN_OVER_LIMIT ? "success" : "failed";
+  // A return value over the pool's limits (too large, or deeper than a document holds) fails the
+  // attempt that returns it, for good.
+  const depth = job.sizes?.returnDepth;
+  const over =
+    depth !== undefined ? depth > STORED_DEPTH : job.sizes?.returnBytes === RETURN_OVER_LIMIT;
+  const returns = over ? "failed" : "success";
   if (job.failTimes === 0) return returns;
   if (failsForGood(job)) return "failed";
   return job.failTimes < maxAttemptsOf(job) ? returns : "failed";
@@ -478,6 +488,8 @@ const newTotals = () => ({
   // Chaos programs only:
   bulkJobs: 0,
   largeValues: 0,
+  /** Enqueues refused for args or a context deeper than any document holds. */
+  refused: 0,
   retries: 0,
   faultsArmed: 0,
   faultsFired: { commitFails: 0, passThrows: 0, actionDies: 0 } as Record<Fault["kind"], number>,
@@ -509,7 +521,7 @@ afterAll(() => {
     const fired = Object.entries(c.faultsFired).map(([kind, n]) => `${kind} ${n}`);
     console.log(
       `chaos run: ${c.programs} programs, ${c.operations} operations, ${c.jobs} jobs ` +
-        `(${c.bulkJobs} in bulk enqueues, ${c.largeValues} with large values), ` +
+        `(${c.bulkJobs} in bulk enqueues, ${c.largeValues} with large values, ${c.refused} refused as too deep), ` +
         `${c.failingJobs} with failing attempts, ${c.runnerDeaths} runner kills, ${c.cancels} cancels, ` +
         `${c.duplicates} duplicate enqueues, ${c.retries} retries; ${tasksLine(c)}; ` +
         `faults armed ${c.faultsArmed}, ` +
@@ -673,9 +685,14 @@ async function runOn(
   const argsOf = (key: string, spec: JobSpec) => {
     const args: Record<string, unknown> = { key, ...behaviorOf(spec) };
     if (spec.sizes) {
-      if (spec.sizes.argsBytes > 0) args.pad = "p".repeat(spec.sizes.argsBytes);
+      const { form, argsDepth, returnDepth } = spec.sizes;
+      if (spec.sizes.argsBytes > 0) args.pad = valueOf(form, spec.sizes.argsBytes, "p");
       if (spec.sizes.errorBytes > 0) args.errorBytes = spec.sizes.errorBytes;
       if (spec.sizes.returnBytes !== undefined) args.returnBytes = spec.sizes.returnBytes;
+      if (form !== undefined && form !== "text") args.form = form;
+      // The args object is a level of its own.
+      if (argsDepth !== undefined) args.deep = nestedOf(argsDepth - 1);
+      if (returnDepth !== undefined) args.returnDepth = returnDepth;
     }
     return args;
   };
@@ -683,7 +700,10 @@ async function runOn(
   const contextOf = (key: string, spec: JobSpec): Record<string, unknown> => {
     const context: Record<string, unknown> = { key, ...HEAVY_CONTEXT[spec.handler] };
     if (spec.sizes && spec.sizes.contextBytes > 0 && spec.handler === "plain") {
-      context.pad = "c".repeat(spec.sizes.contextBytes);
+      context.pad = valueOf(spec.sizes.form, spec.sizes.contextBytes, "c");
+    }
+    if (spec.sizes?.contextDepth !== undefined && spec.handler === "plain") {
+      context.deep = nestedOf(spec.sizes.contextDepth - 1);
     }
     return context;
   };
@@ -911,6 +931,18 @@ async function runOn(
         totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
         {
           for (const spec of step.jobs) {
+            if ((spec.sizes?.argsDepth ?? 0) > STORED_DEPTH) {
+              // Args deeper than any document holds: refused, naming them, and nothing written.
+              await expect(
+                t.mutation(enqueueFnOf(spec.kind), {
+                  kind: spec.kind,
+                  argsList: [argsOf(`refused${n}`, spec)],
+                  poolOptions: poolOptions(),
+                }),
+              ).rejects.toThrow(/invalid fnArgs: must nest at most 16 levels deep/);
+              totals.refused++;
+              continue;
+            }
             // A duplicate of a job still waiting for its first start: the same job comes back.
             const dedupe = step.batch ? undefined : spec.dedupe;
             const latest = dedupe && dedupeLatest.get(dedupe.key);
@@ -989,6 +1021,20 @@ async function runOn(
             const key = spec.poolKey === undefined ? `k${seq}` : `${spec.poolKey}:k${seq}`;
             const context = contextOf(key, spec);
             const options = enqueueOptionsOf(spec, context);
+            if (spec.withOnComplete && (spec.sizes?.contextDepth ?? 0) > STORED_DEPTH) {
+              // A context deeper than any document holds: refused, naming it; nothing written.
+              await expect(
+                t.mutation(enqueueFnOf(spec.kind), {
+                  kind: spec.kind,
+                  argsList: [argsOf(key, spec)],
+                  poolOptions: poolOptions(),
+                  options,
+                  ...onCompleteOf(spec),
+                }),
+              ).rejects.toThrow(/invalid onComplete\.context: must nest at most 16 levels deep/);
+              totals.refused++;
+              continue;
+            }
             if (dedupe) options.dedupeKey = dedupeKeyOf(dedupe.key);
             if (spec.sizes) totals.largeValues++;
             if (spec.kind === "task") totals.tasks++;
@@ -1168,6 +1214,7 @@ async function runOn(
           firstDelayMs: step.firstDelayMs,
           spacingMs: step.spacingMs,
           failWithBytes: step.failWithBytes,
+          returns: step.returns,
           poolOptions: poolOptions(),
           onComplete: step.withOnComplete ? plainHandler : undefined,
         });

@@ -5,8 +5,8 @@
 import { MAX_ENQUEUE_BATCH } from "../component/api/enqueue.js";
 
 /**
- * The most bytes of args plus context (as `valueSizeBytes` measures them) one `enqueueBatch` call
- * carries. Convex limits a transaction to 16 MiB written, and each job's args and context are written
+ * The most bytes of args plus context (as Convex counts them: model/valueMeasure.ts) one
+ * `enqueueBatch` call carries. Convex limits a transaction to 16 MiB written, and each job's args and context are written
  * once (in its `work` row or a `payloads` row): 4,000,000 bytes leaves room for the rows' other fields
  * and for the caller's own writes.
  */

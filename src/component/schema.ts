@@ -458,6 +458,12 @@ export default defineSchema({
     generation: v.number(),
     /** True while a watchdog check is scheduled (see watchdog.ts); undefined means false. */
     watchdogArmed: v.optional(v.boolean()),
+    /** Written by the watchdog only: the passes it found failed in a row while the loop stayed at
+     * `generation` (no pass committed in between), and the last one's error; the backstop's count
+     * (watchdog.ts `restartPass`). */
+    failedPasses: v.optional(
+      v.object({ count: v.number(), generation: v.number(), error: v.string() }),
+    ),
   }),
 
   /**

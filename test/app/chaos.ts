@@ -1,7 +1,8 @@
 // The test app's side of the chaos programs (test/model.test.ts on test/deployment.ts): jobs whose
-// arguments, return values and error messages are as large as drawn, an onComplete recorder that
-// keeps digests of large values (its own row must stay under Convex's document limit whatever the
-// pool hands it), and enqueues of many jobs in one mutation, each due at its own time.
+// arguments, return values and error messages or data are as large, as deep and of the form
+// drawn (text, or arrays of integers, floats or bigints), an onComplete recorder that keeps digests
+// of large or deep values (its own row must stay under Convex's document limits whatever the pool
+// hands it), and enqueues of many jobs in one mutation, each due at its own time.
 import {
   actionGeneric,
   anyApi,
@@ -9,7 +10,7 @@ import {
   mutationGeneric,
   queryGeneric,
 } from "convex/server";
-import { v } from "convex/values";
+import { ConvexError, convexToJson, v, type Value } from "convex/values";
 import { NonRetryableError, SnoozeError, Workpool, type WorkId } from "../../src/client/index.js";
 import { components } from "./pool.js";
 import { probe } from "./probe.js";
@@ -28,11 +29,40 @@ export const vBehavior = {
   snoozeMs: v.optional(v.number()),
   /** A failing attempt's error message has this many bytes (at least its own words). */
   errorBytes: v.optional(v.number()),
-  /** Return a string of this many bytes (else the key). */
+  /** Return a value of this many bytes as Convex counts them (else the key). */
   returnBytes: v.optional(v.number()),
-  /** Ignored: makes the arguments as large as wanted. */
-  pad: v.optional(v.string()),
+  /** The form of the return value and of a failure's data (`valueOf`; default "text"). */
+  form: v.optional(v.string()),
+  /** Return a value this deep instead (`nestedOf`). */
+  returnDepth: v.optional(v.number()),
+  /** Ignored: makes the arguments as large (text or numbers) and as deep as wanted. */
+  pad: v.optional(v.any()),
+  deep: v.optional(v.any()),
 };
+
+/** Elements of one array `valueOf` makes: under Convex's 8,192. */
+const CHUNK = 8_000;
+
+/** A value of about `bytes` bytes as Convex counts them (getConvexSize), of the form drawn:
+ * `char` repeated, or arrays of numbers (9 bytes each) in chunks of CHUNK. */
+export function valueOf(form: string | undefined, bytes: number, char = "r"): unknown {
+  if (form === undefined || form === "text") return char.repeat(bytes);
+  const count = Math.max(1, Math.floor(bytes / 9));
+  const element = (i: number) =>
+    form === "ints" ? i % 10 : form === "floats" ? i + 0.123456789 : BigInt(i) * 1_000_003n;
+  const chunks: unknown[][] = [];
+  for (let at = 0; at < count; at += CHUNK) {
+    chunks.push(Array.from({ length: Math.min(CHUNK, count - at) }, (_, i) => element(at + i)));
+  }
+  return chunks;
+}
+
+/** A value `depth` levels deep (arrays and objects in turn, a number at the bottom). */
+export function nestedOf(depth: number): unknown {
+  let value: unknown = 7;
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { d: value };
+  return value;
+}
 
 export type Behavior = {
   key: string;
@@ -42,6 +72,8 @@ export type Behavior = {
   snoozeMs?: number;
   errorBytes?: number;
   returnBytes?: number;
+  form?: string;
+  returnDepth?: number;
 };
 
 /** The error message of a failing attempt: its words, padded to `bytes`. */
@@ -50,16 +82,24 @@ export function errorMessageOf(key: string, attempt: number, bytes = 0): string 
   return words.length >= bytes ? words : `${words} ${"e".repeat(bytes - words.length - 1)}`;
 }
 
-/** Runs the behavior of run `run` (1-based): snooze, fail, or return. */
-export function behave(run: number, b: Behavior): string {
+/** Runs the behavior of run `run` (1-based): snooze, fail, or return. A failure whose form is
+ * not text throws a ConvexError carrying its bytes as data (numbers, 9 bytes each). */
+export function behave(run: number, b: Behavior): unknown {
   const snoozeTimes = b.snoozeTimes ?? 0;
   if (run <= snoozeTimes) throw new SnoozeError(b.snoozeMs ?? 0);
   const attempt = run - snoozeTimes;
   if (attempt <= (b.failTimes ?? 0)) {
-    const message = errorMessageOf(b.key, attempt, b.errorBytes);
-    throw b.nonRetryable ? new NonRetryableError(message) : new Error(message);
+    if (b.nonRetryable) throw new NonRetryableError(errorMessageOf(b.key, attempt, b.errorBytes));
+    if (b.form === undefined || b.form === "text" || !b.errorBytes) {
+      throw new Error(errorMessageOf(b.key, attempt, b.errorBytes));
+    }
+    throw new ConvexError({
+      message: errorMessageOf(b.key, attempt),
+      data: valueOf(b.form, b.errorBytes) as Value,
+    });
   }
-  return b.returnBytes === undefined ? b.key : "r".repeat(b.returnBytes);
+  if (b.returnDepth !== undefined) return nestedOf(b.returnDepth);
+  return b.returnBytes === undefined ? b.key : valueOf(b.form, b.returnBytes);
 }
 
 export const action = actionGeneric({
@@ -100,17 +140,28 @@ export const query = queryGeneric({
   },
 });
 
-/** A value with every string longer than 256 characters replaced by its length, head and tail. */
-export function digest(value: unknown): unknown {
+/** Levels of a value `digest` keeps: the recorder's row holds the result two levels down. */
+const DIGEST_DEPTH = 8;
+/** Elements of an array `digest` keeps. */
+const DIGEST_ELEMENTS = 64;
+
+/** A value with every string longer than 256 characters replaced by its length, head and tail,
+ * every array longer than DIGEST_ELEMENTS by its length and head, and whatever lies deeper than
+ * DIGEST_DEPTH by its JSON's length. */
+export function digest(value: unknown, level = 0): unknown {
   if (typeof value === "string") {
     if (value.length <= 256) return value;
     return { digestOf: value.length, head: value.slice(0, 64), tail: value.slice(-200) };
   }
-  if (Array.isArray(value)) return value.map(digest);
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, digest(x)]));
+  if (typeof value !== "object" || value === null) return value;
+  if (level >= DIGEST_DEPTH) {
+    return { deepDigestOf: JSON.stringify(convexToJson(value as Value)).length };
   }
-  return value;
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, DIGEST_ELEMENTS).map((x) => digest(x, level + 1));
+    return value.length <= DIGEST_ELEMENTS ? kept : { arrayOf: value.length, head: kept };
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, digest(x, level + 1)]));
 }
 
 /** onComplete: records a digest of what it received (`completions`, like `jobs.onComplete`). */
@@ -191,6 +242,8 @@ export const enqueueSpread = mutationGeneric({
     spacingMs: v.number(),
     /** Every job fails its (one) attempt with a message of this many bytes. */
     failWithBytes: v.optional(v.number()),
+    /** Every job returns a value of this form and size (`valueOf`). */
+    returns: v.optional(v.object({ form: v.string(), bytes: v.number() })),
     poolOptions: v.optional(v.any()),
     onComplete: v.optional(v.string()),
   },
@@ -207,7 +260,11 @@ export const enqueueSpread = mutationGeneric({
         context: { key },
       };
       const fails = failWithBytes === undefined ? {} : { failTimes: 1, errorBytes: failWithBytes };
-      ids.push(await enqueueOne(ctx, pool, kind, { key, ...fails }, options));
+      const returns =
+        args.returns === undefined
+          ? {}
+          : { form: args.returns.form, returnBytes: args.returns.bytes };
+      ids.push(await enqueueOne(ctx, pool, kind, { key, ...fails, ...returns }, options));
     }
     return ids;
   },

@@ -34,9 +34,18 @@ const vBehavior = {
   value: v.optional(v.any()),
   /** Return a string of this many bytes instead of `value`. */
   returnBytes: v.optional(v.number()),
+  /** Return a value this many arrays deep instead of `value`: [[…[0]…]]. */
+  returnDepth: v.optional(v.number()),
   /** Ignored: makes the arguments as large as wanted. */
   pad: v.optional(v.string()),
 };
+
+/** A value `depth` arrays deep: [[…[0]…]] (a parsed document, a tree). */
+export function nestedArrays(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
 
 type Behavior = {
   failTimes?: number;
@@ -73,12 +82,13 @@ function maybeFail(key: string, run: number, behavior: Behavior) {
 
 export const action = actionGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, ms, value, returnBytes, ...behavior }) => {
+  handler: async (_ctx, { key, ms, value, returnBytes, returnDepth, ...behavior }) => {
     const run = probe.enter(key);
     try {
       if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
       maybeFail(key, run, behavior);
       if (returnBytes !== undefined) return "r".repeat(returnBytes);
+      if (returnDepth !== undefined) return nestedArrays(returnDepth);
       return value ?? key;
     } finally {
       probe.exit(key);
@@ -102,10 +112,14 @@ export const mutation = mutationGeneric({
 
 export const query = queryGeneric({
   args: vBehavior,
-  handler: async (_ctx, { key, value, failTimes, snoozeTimes, snoozeMs, errorData }) => {
+  handler: async (
+    _ctx,
+    { key, value, returnDepth, failTimes, snoozeTimes, snoozeMs, errorData },
+  ) => {
     const run = probe.enter(key);
     try {
       maybeFail(key, run, { failTimes, snoozeTimes, snoozeMs, errorData });
+      if (returnDepth !== undefined) return nestedArrays(returnDepth);
       return value ?? key;
     } finally {
       probe.exit(key);

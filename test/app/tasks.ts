@@ -158,7 +158,7 @@ export const model = pool().executor({
         ignoresCancel: v.optional(v.boolean()),
       },
       timeoutMs: MODEL_TASK_TIMEOUT_MS,
-      handler: async (_ctx, args, { signal }): Promise<string> => {
+      handler: async (_ctx, args, { signal }): Promise<unknown> => {
         const { timesOut, ignoresCancel, ...b } = args;
         const run = probe.enter(b.key);
         const record: TaskRun = { start: Date.now() };

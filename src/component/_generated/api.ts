@@ -43,6 +43,7 @@ import type * as model_retry from "../model/retry.js";
 import type * as model_segments from "../model/segments.js";
 import type * as model_validate from "../model/validate.js";
 import type * as model_validators from "../model/validators.js";
+import type * as model_valueMeasure from "../model/valueMeasure.js";
 import type * as runners_actionRunner from "../runners/actionRunner.js";
 import type * as runners_batchRun from "../runners/batchRun.js";
 import type * as runners_deliver from "../runners/deliver.js";
@@ -95,6 +96,7 @@ const fullApi: ApiFromModules<{
   "model/segments": typeof model_segments;
   "model/validate": typeof model_validate;
   "model/validators": typeof model_validators;
+  "model/valueMeasure": typeof model_valueMeasure;
   "runners/actionRunner": typeof runners_actionRunner;
   "runners/batchRun": typeof runners_batchRun;
   "runners/deliver": typeof runners_deliver;

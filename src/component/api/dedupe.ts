@@ -11,11 +11,10 @@ import type { Doc, Id } from "../_generated/dataModel.js";
 import type { MutationCtx } from "../_generated/server.js";
 import type { CheckedItem, EnqueueItem } from "./enqueue.js";
 import type { Target } from "./kick.js";
-import { isLarge, valueSizeBytes } from "../model/payloads.js";
 import { dedupeHash } from "../model/dedupeHash.js";
 import { invalidArgument } from "../model/errors.js";
 import { dueSegment } from "../model/segments.js";
-import { MAX_KEY_LENGTH, MAX_PAYLOAD_BYTES } from "../model/validate.js";
+import { checkArgsAndContext, MAX_KEY_LENGTH } from "../model/validate.js";
 
 /** Rows of `dedupe` that one hash value shares before a lookup gives up: each is a collision of
  * two keys' hashes, which 64 bits make all but impossible; the bound keeps the read bounded. */
@@ -108,16 +107,14 @@ export async function replaceJob(
   const context = item.onComplete?.context !== undefined ? item.onComplete.context : oldContext;
   const onComplete = item.onComplete ?? work.onComplete;
   // The new args with the context the job keeps must fit one payload row, as at enqueue.
-  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(context);
-  if (size > MAX_PAYLOAD_BYTES) {
-    invalidArgument(
-      "fnArgs",
-      `args plus the context the waiting job keeps must be at most ${MAX_PAYLOAD_BYTES} bytes`,
-      `${size} bytes`,
-    );
-  }
+  const { inline } = checkArgsAndContext(
+    item.fnArgs,
+    context,
+    "",
+    "args plus the context the waiting job keeps",
+  );
   if (work.payloadId) await ctx.db.delete("payloads", work.payloadId);
-  const large = isLarge(size);
+  const large = !inline;
   const payloadId = large
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context })
     : undefined;

@@ -15,10 +15,9 @@ import {
   vPriority,
   vRetryBehavior,
 } from "../model/validators.js";
-import { isLarge, valueSizeBytes } from "../model/payloads.js";
 import { dueSegment } from "../model/segments.js";
 import {
-  MAX_PAYLOAD_BYTES,
+  checkArgsAndContext,
   resolveRunAt,
   validateFnArgs,
   validateFunctionHandle,
@@ -70,8 +69,9 @@ export const vEnqueueItem = v.object({
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
-/** A request that passed its checks: when it may start, and the size of its args plus context. */
-export type CheckedItem = { runAt: number; sizeBytes: number };
+/** A request that passed its checks: when it may start, the size of its args plus context (as
+ * Convex counts it), and whether they stay inline in the work row (valueMeasure.ts `fitsInline`). */
+export type CheckedItem = { runAt: number; sizeBytes: number; inline: boolean };
 
 /** Checks one request; throws naming the bad argument (prefixed, e.g. "items[3].runAt"). Pure. */
 export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = ""): CheckedItem {
@@ -108,15 +108,8 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     }
   }
   const runAt = resolveRunAt(item, now, prefix);
-  const size = valueSizeBytes(item.fnArgs) + valueSizeBytes(item.onComplete?.context);
-  if (size > MAX_PAYLOAD_BYTES) {
-    invalidArgument(
-      `${prefix}fnArgs`,
-      `args plus context must be at most ${MAX_PAYLOAD_BYTES} bytes`,
-      `${size} bytes`,
-    );
-  }
-  return { runAt, sizeBytes: size };
+  const { sizeBytes, inline } = checkArgsAndContext(item.fnArgs, item.onComplete?.context, prefix);
+  return { runAt, sizeBytes, inline };
 }
 
 /**
@@ -214,10 +207,10 @@ async function insertStart(
 async function insertWork(
   ctx: MutationCtx,
   item: EnqueueItem,
-  { runAt, sizeBytes }: CheckedItem,
+  { runAt, inline }: CheckedItem,
   now: number,
 ): Promise<Id<"work">> {
-  const large = isLarge(sizeBytes);
+  const large = !inline;
   const payloadId = large
     ? await ctx.db.insert("payloads", { fnArgs: item.fnArgs, context: item.onComplete?.context })
     : undefined;

@@ -24,7 +24,7 @@ import {
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 import { capErrorMessage } from "../model/errors.js";
 import { withErrorData } from "../model/outcomes.js";
-import { isLarge, valueSizeBytes } from "../model/payloads.js";
+import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
 import { segmentForRunAt } from "../model/segments.js";
 import { countEvent, recordFinish } from "./stats.js";
@@ -44,7 +44,8 @@ export const COMPLETION_ROW_BYTES = 64 * 1024;
 /** An attempt's outcome as a runner reports it. */
 export type ReportedOutcome = { workId: Id<"work">; attempt: number; result: AttemptResult };
 
-/** The outcome as it is filed: an error cut to its cap, a large return value moved to a payload. */
+/** The outcome as it is filed: an error cut to its cap, a return value that does not fit inline
+ * (too large, or too deep for the rows that embed it: valueMeasure.ts) moved to a payload. */
 async function fileOutcome(
   ctx: MutationCtx,
   { workId, attempt, result }: ReportedOutcome,
@@ -55,7 +56,7 @@ async function fileOutcome(
     const { error, errorData, ...rest } = result;
     result = { ...rest, ...withErrorData(capErrorMessage(error), errorData) };
   }
-  if (result.kind === "success" && isLarge(valueSizeBytes(result.returnValue))) {
+  if (result.kind === "success" && !fitsInline("returnValue", measureValue(result.returnValue))) {
     const payloadId = await ctx.db.insert("payloads", { returnValue: result.returnValue });
     return {
       workId,
@@ -138,6 +139,7 @@ function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
  * Returns true when it stopped at its batch (more may wait). */
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
+  if (pass.narrow) return await processFirstOutcome(pass, pass.narrow.setAside);
   const { rows, full } = await takeWithinBudget(
     ctx.db
       .query("pendingCompletion")
@@ -154,6 +156,57 @@ export async function processCompletions(pass: Pass): Promise<boolean> {
     for (const outcome of outcomesOf(row)) await processOutcome(pass, outcome);
   }
   return full;
+}
+
+/**
+ * The backstop's narrow pass (watchdog.ts `restartPass`): settles only the first due outcome (the
+ * rest of its row stays for the next pass), or, given `setAside` (the passes failed twice on this
+ * same first outcome), finishes its job as failed with that reason instead, writing none of the
+ * outcome's values. Returns true when more outcomes are due.
+ */
+async function processFirstOutcome(pass: Pass, setAside: string | undefined): Promise<boolean> {
+  const { ctx } = pass;
+  const firstDue = async () =>
+    await ctx.db
+      .query("pendingCompletion")
+      .withIndex("by_segment", (q) =>
+        q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
+      )
+      .first();
+  const row = await firstDue();
+  if (row === null) return false;
+  const [first, ...rest] = outcomesOf(row);
+  if (rest.length === 0) await ctx.db.delete("pendingCompletion", row._id);
+  else {
+    const [next, ...more] = rest;
+    await ctx.db.patch("pendingCompletion", row._id, {
+      ...next,
+      returnValuePayloadId: next.returnValuePayloadId,
+      more: more.length > 0 ? more : undefined,
+      runner: more.length > 0 ? row.runner : undefined,
+    });
+  }
+  if (setAside === undefined) await processOutcome(pass, first);
+  else await setAsideOutcome(pass, first, setAside);
+  return rest.length > 0 || (await firstDue()) !== null;
+}
+
+/** Finishes the job of an outcome the loop's passes failed on twice: failed, with the reason, not
+ * retried (a retry would meet the same). A stale outcome is dropped as ever. */
+async function setAsideOutcome(pass: Pass, outcome: FiledOutcome, reason: string): Promise<void> {
+  const { ctx } = pass;
+  if (outcome.returnValuePayloadId) await ctx.db.delete("payloads", outcome.returnValuePayloadId);
+  const work = await ctx.db.get("work", outcome.workId);
+  if (work === null || work.state.kind !== "running" || outcome.attempt !== runNumber(work)) {
+    pass.state.stats.staleCompletions++;
+    return;
+  }
+  const error = capErrorMessage(
+    `workpool: set aside: the loop failed twice on this job's outcome (${outcome.result.kind}): ${reason}`,
+  );
+  pass.log.error("setAside", { workId: work._id, fnName: work.fnName, error });
+  await endAttempt(pass, work);
+  await finishJob(pass, { ...work, attempts: work.attempts + 1 }, { kind: "failed", error });
 }
 
 /** Settles one reported outcome, unless it is stale. */

@@ -8,7 +8,7 @@
 import type { FunctionHandle } from "convex/server";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import { runNumber, type TaskHandover } from "../model/validators.js";
-import { valueSizeBytes } from "../model/payloads.js";
+import { valueSizeBytes } from "../model/valueMeasure.js";
 import type { Pass } from "./pass.js";
 
 /** Tasks an executor is handed before it says how many it runs at once (its first report): the

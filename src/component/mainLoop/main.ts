@@ -18,7 +18,7 @@ import { checkDeliveries, scheduleDeliveries } from "../runners/deliver.js";
 import { flushExecutors } from "./executors.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "../model/logging.js";
-import type { LoopState, Pass } from "./pass.js";
+import type { LoopState, Narrow, Pass } from "./pass.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
@@ -27,6 +27,8 @@ import { placeActions, startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 import { armWatchdog } from "./watchdog.js";
+
+const vNarrow = v.object({ left: v.number(), setAside: v.optional(v.string()) });
 
 /** When the loop runs next. */
 type Wake =
@@ -56,7 +58,9 @@ function withoutSystemFields(row: Doc<"loopState">): LoopState {
 export const main = internalMutation({
   // A pass of the loop's own chain carries its generation; a wake-up an enqueue scheduled carries
   // none and always runs (it must read the segment its enqueue wrote into).
-  args: { generation: v.optional(v.number()) },
+  // `narrow`: set by the watchdog on a pass it restarts after passes failed (the backstop,
+  // watchdog.ts `restartPass`), and carried by a narrow pass to the next while outcomes are left.
+  args: { generation: v.optional(v.number()), narrow: v.optional(vNarrow) },
   returns: v.null(),
   handler: async (ctx, args) => {
     const row = await ctx.db.query("loopState").first();
@@ -83,7 +87,9 @@ export const main = internalMutation({
       executors: new Map(),
       executorsById: new Map(),
       actionStarts: [],
+      narrow: args.narrow,
     };
+    if (pass.narrow) return await narrowPass(pass, row);
 
     await flushEarlierSecond(pass);
     const leftPendingBefore = state.stats.started + state.stats.canceled;
@@ -138,6 +144,34 @@ export const main = internalMutation({
     return null;
   },
 });
+
+/**
+ * A narrow pass (the backstop, watchdog.ts `restartPass`): after passes failed, settle the first
+ * due outcome alone, or set its job aside when it failed the passes twice, and nothing else; the
+ * next pass is narrow too while up to `left` outcomes are due, so that the one the failed pass
+ * could not commit is met alone. Then the loop goes on as ever.
+ */
+async function narrowPass(pass: Pass, row: Doc<"loopState"> | null): Promise<null> {
+  const { ctx, state } = pass;
+  const narrow = pass.narrow as Narrow;
+  const more = await processCompletions(pass);
+  await scheduleDeliveries(pass, pass.deliveries);
+  await flushKeys(pass);
+  await flushExecutors(pass);
+  state.generation += 1;
+  pass.log.warn("narrowPass", { left: narrow.left, setAside: narrow.setAside !== undefined, more });
+  // The next pass: narrow while outcomes are left of what the failed pass would have taken, else
+  // an ordinary pass at once (which reads whatever else is due).
+  const left = narrow.left - 1;
+  const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
+    generation: state.generation,
+    ...(more && left > 0 ? { narrow: { left } } : {}),
+  });
+  state.nextPassId = scheduledId;
+  if (row) await ctx.db.replace("loopState", row._id, state);
+  else await ctx.db.insert("loopState", state);
+  return null;
+}
 
 /** Cancels the chain's next pass (scheduled by an earlier pass) if it is still waiting to run. */
 async function cancelScheduledPass(pass: Pass): Promise<void> {

@@ -12,7 +12,7 @@ import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
 import { readFrom } from "../model/segments.js";
-import { valueSizeBytes } from "../model/payloads.js";
+import { valueSizeBytes } from "../model/valueMeasure.js";
 
 /** Bytes of rows one batch read of a pass may take (the row that crosses it included: it was
  * read). A pass reads several batches; 2 MiB each keeps the whole pass far below Convex's 16 MiB
@@ -144,4 +144,11 @@ export type Pass = {
   /** Action jobs the start stage started, to be given their runners when it is over
    * (start.ts `placeActions`). */
   actionStarts: Doc<"work">[];
+  /** Set on a pass the watchdog started after passes failed (the backstop, watchdog.ts): it
+   * settles one outcome and nothing else, or sets that outcome's job aside (`setAside`: why). */
+  narrow?: Narrow;
 };
+
+/** A narrow pass: the outcomes left to settle one per pass, and, when the same first outcome
+ * failed the passes twice, the reason its job is set aside as failed instead. */
+export type Narrow = { left: number; setAside?: string };

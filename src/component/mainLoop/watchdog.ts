@@ -7,7 +7,8 @@
  * it schedules `main` again and logs an error. The verdict never rests on how much time passed, so
  * a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall; nor on whether
  * the generation moved since the last check (a loop that moved and then died is dead now).
- * It stops when the loop is idle. Never starts or finishes work itself.
+ * It stops when the loop is idle. Never starts or finishes work itself: a pass it restarts after
+ * failures is narrow, and sets aside the job the passes failed on twice (`restartPass`).
  * Enqueues wake the loop through wake-ups recorded on their own `pendingStart` rows (kick.ts);
  * `checkWakes` watches those.
  */
@@ -16,7 +17,9 @@ import { internal } from "../_generated/api.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { readConfig } from "../config.js";
+import { capErrorMessage } from "../model/errors.js";
 import { createLogger } from "../model/logging.js";
+import { COMPLETION_BATCH, COMPLETION_ROW_OUTCOMES } from "./complete.js";
 import { readFrom, segmentOf, segmentStart } from "../model/segments.js";
 
 /** The promise: a loop that died runs again within this. An awake loop passes at least every
@@ -132,18 +135,7 @@ export const check = internalMutation({
     const loop = await ctx.db.query("loopState").first();
     const current = loop?.generation ?? 0;
     if (!(await passOutstanding(ctx, loop, state, current !== generation, now))) {
-      const log = createLogger((await readConfig(ctx.db)).logLevel);
-      log.error("loopStalled", {
-        message: "the loop's next pass failed or was canceled, and none is due; restarting it",
-        generation: current,
-      });
-      const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
-        generation: current,
-      });
-      // Recorded like a caller's wake-up, so the next check sees this pass as outstanding.
-      await ctx.db.patch("runStatus", status._id, {
-        state: { kind: "waking", segment: segmentOf(now), scheduledId },
-      });
+      await restartPass(ctx, status, loop, state, current, now);
     }
     // A loop asleep until a later segment needs no look before that segment is overdue.
     const nextCheckAt =
@@ -158,6 +150,81 @@ export const check = internalMutation({
 });
 
 type RunState = Doc<"runStatus">["state"];
+
+/** Outcomes a narrow chain settles one per pass after a failed pass: all a pass may take (its
+ * batch, and the rest of the row it took last), so the one the failed pass met comes alone. (A
+ * function, not a constant: complete.ts and this module import each other's modules.) */
+export const narrowOutcomes = (): number => COMPLETION_BATCH + COMPLETION_ROW_OUTCOMES;
+
+/**
+ * Restarts a loop whose pass failed — the backstop for a pass that fails at commit whatever it
+ * does (a write over a Convex limit cannot be caught inside the pass). The pass it starts is
+ * narrow (main.ts `narrowPass`): it settles one outcome, and hands on to narrow passes until
+ * `narrowOutcomes()` are settled, so the outcome that failed the pass is met alone. It counts the
+ * narrow passes found failed while the loop stayed at one generation (`runStatus.failedPasses`):
+ * such passes met the same first outcome. When two did, the next sets that outcome's job aside as
+ * failed, with the error, and the loop goes on. (Ordinary passes that fail do not count: one job
+ * is set aside only for what two passes of its own outcome alone could not commit.)
+ */
+async function restartPass(
+  ctx: MutationCtx,
+  status: Doc<"runStatus">,
+  loop: Doc<"loopState"> | null,
+  state: Exclude<RunState, { kind: "idle" }>,
+  current: number,
+  now: number,
+): Promise<void> {
+  const failed = await lastFailedPass(ctx, loop, state);
+  const before = status.failedPasses;
+  const count = !failed.narrow
+    ? 0
+    : before !== undefined && before.generation === current
+      ? before.count + 1
+      : 1;
+  const log = createLogger((await readConfig(ctx.db)).logLevel);
+  log.error("loopStalled", {
+    message: "the loop's next pass failed or was canceled, and none is due; restarting it",
+    generation: current,
+    failedNarrowPasses: count,
+    error: failed.error,
+  });
+  const error = capErrorMessage(failed.error);
+  const left = narrowOutcomes();
+  const narrow = count >= 2 ? { left, setAside: error } : { left };
+  const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
+    generation: current,
+    narrow,
+  });
+  // Recorded like a caller's wake-up, so the next check sees this pass as outstanding.
+  await ctx.db.patch("runStatus", status._id, {
+    state: { kind: "waking", segment: segmentOf(now), scheduledId },
+    failedPasses: { count, generation: current, error },
+  });
+}
+
+/** The loop's pass that failed, as the scheduler recorded it: its error, and whether it was
+ * narrow. */
+async function lastFailedPass(
+  ctx: MutationCtx,
+  loop: Doc<"loopState"> | null,
+  state: Exclude<RunState, { kind: "idle" }>,
+): Promise<{ error: string; narrow: boolean }> {
+  const ids = [loop?.nextPassId, state.kind === "running" ? undefined : state.scheduledId];
+  for (const id of ids) {
+    if (id === undefined) continue;
+    const job = await ctx.db.system.get(id);
+    if (job?.state.kind === "failed") {
+      // Convex records the error; a backend that keeps none (convex-test) still gets a reason.
+      const error: string | undefined = job.state.error;
+      const args = job.args[0] as { narrow?: unknown } | undefined;
+      return {
+        error: error ?? "the pass failed (the scheduler kept no error)",
+        narrow: args?.narrow !== undefined,
+      };
+    }
+  }
+  return { error: "the pass was canceled, or its record is gone", narrow: false };
+}
 
 /** Scheduled-function states in which a pass will still run (or is running). */
 const OUTSTANDING: ReadonlySet<string> = new Set(["pending", "inProgress"]);

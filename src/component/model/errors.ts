@@ -5,7 +5,7 @@
  * Owns no state.
  */
 import { ConvexError, type Value } from "convex/values";
-import { valueSizeBytes } from "./payloads.js";
+import { inlineDepthLimit, measureValue, OBJECT_FIELDS_LIMIT } from "./valueMeasure.js";
 import { MAX_DELAY_MS } from "./retry.js";
 
 const INVALID_ARGUMENT = "workpool/InvalidArgument";
@@ -195,29 +195,16 @@ export function convexErrorData(error: unknown): unknown {
   return (error as { data?: unknown }).data ?? null;
 }
 
-/** The largest `errorData` the pool keeps, in bytes of its JSON (the measure of model/payloads.ts):
+/** The largest `errorData` the pool keeps, in bytes as Convex counts them (model/valueMeasure.ts):
  * as much as an error message (MAX_ERROR_MESSAGE_BYTES), for the same reason — every outcome row,
  * completion row and delivery row carries it inline. */
 export const MAX_ERROR_DATA_BYTES = 8 * 1024;
 
-/** How many objects and arrays deep an `errorData` may nest. The deepest row that embeds it (a
- * `deliveries` row's `items[i].result.errorData`, or a `pendingCompletion` row's
- * `more[i].result.errorData`) puts its outermost object at depth 4 of Convex's 16, so 13 would
- * fit exactly; 12 leaves a level to spare. */
-export const MAX_ERROR_DATA_NESTING = 12;
-
-/** How many objects and arrays deep `value` nests (a scalar: 0; `{ a: 1 }`: 1), counting no
- * further than `limit + 1` (enough to say it is over). */
-function nesting(value: unknown, limit: number): number {
-  if (typeof value !== "object" || value === null || value instanceof ArrayBuffer) return 0;
-  if (limit < 0) return 1; // over already: no need to walk further
-  let deepest = 0;
-  for (const child of Object.values(value)) {
-    deepest = Math.max(deepest, nesting(child, limit - 1));
-    if (deepest > limit) break;
-  }
-  return deepest + 1;
-}
+/** How many objects and arrays deep an `errorData` may nest. It sits where a return value does (a
+ * `deliveries` row's `items[i].result.errorData`, a `pendingCompletion` row's
+ * `more[i].result.errorData`), so it could nest as deep as an inline return value
+ * (`inlineDepthLimit("returnValue")`, 13); one level is kept to spare. */
+export const MAX_ERROR_DATA_NESTING = inlineDepthLimit("returnValue") - 1;
 
 /**
  * What the pool stores of a failed run's `errorData`, under the value rules every stored user value
@@ -230,18 +217,23 @@ export function storableErrorData(data: unknown): { errorData: Value; note?: str
     errorData: null,
     note: `[workpool: errorData not kept: ${why}]`,
   });
-  let size: number;
+  let measure: ReturnType<typeof measureValue>;
   try {
-    size = valueSizeBytes(data ?? null);
+    measure = measureValue(data ?? null);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return dropped(`not a Convex value (${reason.slice(0, SHOWN_VALUE_LENGTH)})`);
   }
-  if (size > MAX_ERROR_DATA_BYTES) {
-    return dropped(`${size} bytes, over the limit of ${MAX_ERROR_DATA_BYTES}`);
+  if (measure.bytes > MAX_ERROR_DATA_BYTES) {
+    return dropped(`${measure.bytes} bytes, over the limit of ${MAX_ERROR_DATA_BYTES}`);
   }
-  if (nesting(data, MAX_ERROR_DATA_NESTING) > MAX_ERROR_DATA_NESTING) {
+  if (measure.depth > MAX_ERROR_DATA_NESTING) {
     return dropped(`nested over ${MAX_ERROR_DATA_NESTING} levels deep`);
+  }
+  if (measure.maxFields > OBJECT_FIELDS_LIMIT) {
+    return dropped(
+      `an object of ${measure.maxFields} fields, over the limit of ${OBJECT_FIELDS_LIMIT}`,
+    );
   }
   return { errorData: (data ?? null) as Value };
 }

@@ -13,13 +13,13 @@ import {
   snoozeDelayMs,
   storableErrorData,
 } from "./errors.js";
-import { valueSizeBytes } from "./payloads.js";
+import { convexToJson, type Value } from "convex/values";
+import { measureValue, unstorableReason, type ValueMeasure } from "./valueMeasure.js";
 import { MAX_PAYLOAD_BYTES } from "./validate.js";
 import type { AttemptResult } from "./validators.js";
-import type { Value } from "convex/values";
 
-/** The largest return value the pool keeps: a report carries it as a function argument, which
- * Convex limits to about a megabyte (and a document to 1 MiB). */
+/** The largest return value the pool keeps, as Convex counts it: a payload row holds it, and a
+ * document is at most 1 MiB. */
 export const MAX_RETURN_VALUE_BYTES = MAX_PAYLOAD_BYTES;
 
 /** The outcome of user code that threw. A snooze hands the job's inline args back (`fnArgs`;
@@ -45,12 +45,16 @@ export function withErrorData(error: string, data: unknown): { error: string; er
   return { error: `${capErrorMessage(error, room)} ${note}`, errorData };
 }
 
-/** A success, unless its return value cannot be recorded (not a Convex value, or over the size
- * limit): then a failure that says why and is not retried (running it again returns the same). */
+/** A success, unless its return value cannot be recorded (not a Convex value, or past what a
+ * Convex document holds as valueMeasure.ts counts it: over the size limit, nested too deep, an
+ * object or array too wide): then a failure of this attempt alone that says why and is not retried
+ * (running it again returns the same). */
 export function attemptSuccess(returnValue: unknown): AttemptResult {
-  let size: number;
+  const value = returnValue ?? null;
+  let measure: ValueMeasure;
   try {
-    size = valueSizeBytes(returnValue ?? null);
+    convexToJson(value as Value); // the field-name rules getConvexSize does not check
+    measure = measureValue(value);
   } catch (error) {
     return {
       kind: "failed",
@@ -60,12 +64,13 @@ export function attemptSuccess(returnValue: unknown): AttemptResult {
       nonRetryable: true,
     };
   }
-  if (size > MAX_RETURN_VALUE_BYTES) {
+  const reason = unstorableReason(measure, MAX_RETURN_VALUE_BYTES);
+  if (reason !== undefined) {
     return {
       kind: "failed",
-      error: `workpool: the return value is ${size} bytes, over the limit of ${MAX_RETURN_VALUE_BYTES} bytes`,
+      error: `workpool: the return value ${reason}`,
       nonRetryable: true,
     };
   }
-  return { kind: "success", returnValue: returnValue ?? null };
+  return { kind: "success", returnValue: value };
 }

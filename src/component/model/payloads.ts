@@ -1,21 +1,14 @@
 /**
  * Large values (arguments, contexts, return values) live in the `payloads` table so that the hot
- * `work` and `pendingCompletion` rows the loop reads stay small. Owns the threshold and the size
- * measure; never called by the loop with a read of a payload row.
+ * `work` and `pendingCompletion` rows the loop reads stay small. Owns the size threshold (the
+ * measure, and the depth a value may have inline, are model/valueMeasure.ts's); never called by the
+ * loop with a read of a payload row.
  */
-import { convexToJson, type Value } from "convex/values";
 
-/** Values up to this size stay inline in their row. 8 KB keeps a full start batch of work rows far
- * below Convex's per-transaction read limits, while typical job arguments still stay inline. */
+/** Values up to this size (as Convex counts it) stay inline in their row, unless they nest too deep
+ * for it (valueMeasure.ts `fitsInline`). 8 KiB keeps a full start batch of work rows far below
+ * Convex's per-transaction read limits, while typical job arguments still stay inline. */
 export const INLINE_VALUE_BYTES = 8 * 1024;
-
-const encoder = new TextEncoder();
-
-/** The size of a Convex value as its JSON encoding, in bytes (close to how Convex counts it). */
-export function valueSizeBytes(value: unknown): number {
-  if (value === undefined) return 0;
-  return encoder.encode(JSON.stringify(convexToJson(value as Value))).length;
-}
 
 /** True when a value of this size must be stored apart from its row. */
 export function isLarge(sizeBytes: number): boolean {

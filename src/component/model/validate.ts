@@ -3,10 +3,77 @@
  * argument and the rule. Pure; shared by the component's public functions and the client.
  */
 import { invalidArgument } from "./errors.js";
+import { isLarge } from "./payloads.js";
 import type { RetryBehavior } from "./validators.js";
+import {
+  ARRAY_ELEMENTS_LIMIT,
+  fitsInline,
+  measureValue,
+  OBJECT_FIELDS_LIMIT,
+  STORED_DEPTH_LIMIT,
+  type ValueMeasure,
+} from "./valueMeasure.js";
 
-/** The largest args + context a job may carry: Convex's limit on a function's arguments. */
+/** The largest args + context a job may carry, as Convex counts them: they share one payload row
+ * when they do not fit inline, and 1,000,000 bytes leaves that row's field names and ids well
+ * inside Convex's 1 MiB document (Convex's limit on a function's arguments is larger). */
 export const MAX_PAYLOAD_BYTES = 1_000_000;
+
+/**
+ * Checks a job's args and onComplete context against what the pool can store (valueMeasure.ts),
+ * throwing `invalidArgument` naming the argument and the rule; returns their size as Convex counts
+ * it and whether they stay inline (else they share a payload row). `sizeRule` says what the size
+ * limit covers.
+ */
+export function checkArgsAndContext(
+  fnArgs: unknown,
+  context: unknown,
+  prefix = "",
+  sizeRule = "args plus context",
+): { sizeBytes: number; inline: boolean } {
+  const measure = (value: unknown, argument: string): ValueMeasure => {
+    let measured: ValueMeasure;
+    try {
+      measured = measureValue(value);
+    } catch (error) {
+      invalidArgument(argument, "must be a Convex value", String(error));
+    }
+    if (measured.depth > STORED_DEPTH_LIMIT) {
+      invalidArgument(
+        argument,
+        `must nest at most ${STORED_DEPTH_LIMIT} levels deep, as a Convex document holds`,
+        `${measured.depth} levels`,
+      );
+    }
+    if (measured.maxFields > OBJECT_FIELDS_LIMIT) {
+      invalidArgument(
+        argument,
+        `must have at most ${OBJECT_FIELDS_LIMIT} fields in any object`,
+        `${measured.maxFields} fields`,
+      );
+    }
+    if (measured.maxArrayLength > ARRAY_ELEMENTS_LIMIT) {
+      invalidArgument(
+        argument,
+        `must have at most ${ARRAY_ELEMENTS_LIMIT} elements in any array`,
+        `${measured.maxArrayLength} elements`,
+      );
+    }
+    return measured;
+  };
+  const args = measure(fnArgs, `${prefix}fnArgs`);
+  const ctx = measure(context, `${prefix}onComplete.context`);
+  const sizeBytes = args.bytes + ctx.bytes;
+  if (sizeBytes > MAX_PAYLOAD_BYTES) {
+    invalidArgument(
+      `${prefix}fnArgs`,
+      `${sizeRule} must be at most ${MAX_PAYLOAD_BYTES} bytes`,
+      `${sizeBytes} bytes`,
+    );
+  }
+  const inline = !isLarge(sizeBytes) && fitsInline("args", args) && fitsInline("context", ctx);
+  return { sizeBytes, inline };
+}
 
 export function validateMaxParallelism(value: number, argument = "maxParallelism"): void {
   if (!Number.isFinite(value) || !Number.isInteger(value) || value < 0) {

@@ -11,7 +11,8 @@
  * action: no database here.
  */
 import { attemptFailure, attemptSuccess } from "../model/outcomes.js";
-import { INLINE_VALUE_BYTES, valueSizeBytes } from "../model/payloads.js";
+import { INLINE_VALUE_BYTES } from "../model/payloads.js";
+import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 
 /** How long a run lasts: Convex ends an action at 10 minutes; the last minute is kept for its
  * final reports. It takes a job only while more than the job's time limit is left. */
@@ -95,9 +96,10 @@ export type BatchRunner = {
 };
 
 /** The args an outcome hands back to the pool: inline ones (the job's row dropped them at its
- * start and a retry needs them); large ones stay in their payload row, so they are not sent. */
+ * start and a retry needs them); ones that do not fit inline (too large or too deep, as enqueue
+ * judged them: valueMeasure.ts) stay in their payload row, so they are not sent. */
 function handBack(handed: Handed): unknown {
-  return valueSizeBytes(handed.fnArgs) <= INLINE_VALUE_BYTES ? handed.fnArgs : undefined;
+  return fitsInline("args", measureValue(handed.fnArgs)) ? handed.fnArgs : undefined;
 }
 
 /** One job in flight. */

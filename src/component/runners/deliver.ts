@@ -16,7 +16,7 @@ import type { Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { readConfig } from "../config.js";
 import { capErrorMessage, errorMessage } from "../model/errors.js";
-import { valueSizeBytes } from "../model/payloads.js";
+import { valueSizeBytes } from "../model/valueMeasure.js";
 import { createLogger, type Logger } from "../model/logging.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import { countSwept } from "../mainLoop/sweep.js";

@@ -15,7 +15,7 @@ import { mutation, type MutationCtx } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
-import { valueSizeBytes } from "../model/payloads.js";
+import { valueSizeBytes } from "../model/valueMeasure.js";
 import { segmentOf } from "../model/segments.js";
 import { vAttemptResult, type TaskHandover } from "../model/validators.js";
 import { CANCELED_BEFORE_START } from "./batchRun.js";
