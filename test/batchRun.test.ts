@@ -65,6 +65,7 @@ function runner(
   return {
     concurrency,
     noun: "task",
+    budgetMs: EXECUTOR_BUDGET_MS,
     report: pool.report,
     timeoutOf: () => timeoutMs,
     refuse: () => undefined,

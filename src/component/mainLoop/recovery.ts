@@ -34,6 +34,15 @@ export const RECOVERY_BATCH = 100;
  * is taken as lost. Scheduled mutations normally run within milliseconds; a minute covers a
  * backed-up scheduler, and only a report that failed for good ever reaches it. */
 export const REPORT_LOST_AFTER_MS = 60_000;
+/** How long Convex lets an action run: an action job's own `ctx.runAction` in an action runner
+ * is its own execution, which the runner's death does not stop, so it may run this long. */
+export const ACTION_LIMIT_MS = 10 * 60_000;
+/** Added to ACTION_LIMIT_MS before a dead runner's jobs are rerun: the scheduler's and the
+ * servers' clocks, and the child action's start after the runner's end was recorded. */
+export const CHILD_ACTION_MARGIN_MS = 60_000;
+/** The scheduled name of an action runner (runners/actionRunner.ts). */
+const ACTION_RUNNER_NAME = /actionRunner(\.js)?:run$/;
+
 /** Kept below the oldest running job's start when it becomes the next cycle's floor: the loop's
  * clock may step back a little between passes on different servers. */
 export const RECOVERY_FLOOR_MARGIN_MS = 1_000;
@@ -134,6 +143,16 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
       return { kind: "dead", why: capErrorMessage(why) };
     }
   }
+  if (
+    (job === null || job.state.kind !== "success") &&
+    (job === null || ACTION_RUNNER_NAME.test(job.name)) &&
+    work.fnType === "action" &&
+    pass.now < childActionsOverAt(work, job)
+  ) {
+    // An action runner that died while its jobs' own actions may still run (each is its own
+    // execution): the attempt is not ended, nor its slot freed, until they cannot.
+    return { kind: "alive" };
+  }
   if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
   switch (job.state.kind) {
     case "failed":
@@ -149,6 +168,18 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
     default:
       return { kind: "alive" }; // pending and inProgress were handled above
   }
+}
+
+/** When the actions a dead action runner started are over for certain: each started before the
+ * runner ended (its completion time; its start when the scheduler keeps none), and Convex ends an
+ * action ACTION_LIMIT_MS after its start. */
+function childActionsOverAt(
+  work: Doc<"work">,
+  job: { completedTime?: number; scheduledTime: number } | null,
+): number {
+  const startedAt = work.state.kind === "running" ? work.state.startedAt : 0;
+  const runnerEnd = Math.max(startedAt, job?.completedTime ?? 0);
+  return runnerEnd + ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS;
 }
 
 /** A task's executor is over once one of its tasks is found dead or untaken: it is handed no more. */

@@ -86,8 +86,12 @@ export type BatchRunner = {
   noun: string;
   /** Calls the component's `report`. */
   report(request: ReportRequest): Promise<ReportAnswer>;
-  /** A job's time limit; it is taken only while more than that is left of the run. */
-  timeoutOf(handed: Handed): number;
+  /** How long the run lasts (an executor: EXECUTOR_BUDGET_MS). Without one (the action runner)
+   * no clock ends the run: it ends when its jobs have settled and been reported. */
+  budgetMs?: number;
+  /** A job's time limit; it is taken only while more than that is left of the run. Without one
+   * (the action runner) no timer decides a job's outcome: it ends when its action settles. */
+  timeoutOf?(handed: Handed): number;
   /** Why the job cannot run at all (unknown task, bad args): it fails, not to be retried. */
   refuse(handed: Handed): string | undefined;
   /** Runs the job; `signal` aborts on cancel and at the time limit. */
@@ -127,8 +131,10 @@ export class BatchRun {
 
   constructor(private readonly runner: BatchRunner) {}
 
+  /** Time left of the run's budget (Infinity without one). */
   private timeLeft(): number {
-    return this.startedAt + EXECUTOR_BUDGET_MS - Date.now();
+    const { budgetMs } = this.runner;
+    return budgetMs === undefined ? Infinity : this.startedAt + budgetMs - Date.now();
   }
 
   /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. */
@@ -258,6 +264,16 @@ export class BatchRun {
         fnArgs: handBack(handed),
       });
     }
+    if (this.runner.timeoutOf === undefined) {
+      // No timer: the job ends when its action settles (Convex ends an action at 10 minutes).
+      let result: Outcome["result"];
+      try {
+        result = attemptSuccess(await this.runner.execute(handed, abort.signal));
+      } catch (error) {
+        result = attemptFailure(error, handBack(handed));
+      }
+      return await outcome(result);
+    }
     const timeoutMs = this.runner.timeoutOf(handed);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
@@ -285,10 +301,10 @@ export class BatchRun {
     );
   }
 
-  /** Waits until a job settles, or `ms` passes. */
+  /** Waits until a job settles, or `ms` passes (no timer for Infinity: only a job's end wakes it). */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, ms));
+      const timer = Number.isFinite(ms) ? setTimeout(resolve, Math.max(0, ms)) : undefined;
       this.wake = () => {
         clearTimeout(timer);
         resolve();
@@ -315,7 +331,8 @@ export class BatchRun {
       // Start what was handed over, while there is room and time.
       while (this.waiting.length > 0 && this.running.size < concurrency) {
         const handed = this.waiting.shift()!;
-        if (this.timeLeft() <= this.runner.timeoutOf(handed)) {
+        const timeoutMs = this.runner.timeoutOf?.(handed) ?? 0;
+        if (this.timeLeft() <= timeoutMs) {
           // Too late to finish it here: back to the pool, no attempt used.
           await this.finish({
             workId: handed.workId,
