@@ -248,7 +248,7 @@ export function renameSchedules(rename: (name: string) => string): string[] {
   return renamed;
 }
 
-/** Makes the next `times` schedules of a function whose name contains `name` throw (after letting
+/** Makes the next `times` schedules of a function whose name (or handle) contains `name` throw (after letting
  * the first `after` through), so the transaction that asked for them rolls back (e.g. a loop pass
  * that starts a worker). */
 export function failSchedules(name: string, times: number, after = 0): { count: number } {
@@ -256,7 +256,10 @@ export function failSchedules(name: string, times: number, after = 0): { count: 
   let seen = 0;
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (op === "1.0/schedule" && failed.count < times) {
-      if (scheduledName(JSON.parse(jsonArgs)).includes(name) && ++seen > after) {
+      const args = JSON.parse(jsonArgs);
+      // A function handle (an executor's) is matched by its text, which holds its path.
+      const target = scheduledName(args) || String(args.functionHandle ?? "");
+      if (target.includes(name) && ++seen > after) {
         failed.count++;
         throw new Error(`injected: failure to schedule ${name}`);
       }

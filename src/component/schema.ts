@@ -70,6 +70,10 @@ export default defineSchema({
     dedupeKey: v.optional(v.string()),
     /** For a task (API-EXTENSIONS section 8): its name in the executor `fnHandle` names. */
     task: v.optional(v.string()),
+    /** For a task: how many times recovery took it back, never started, from an executor whose
+     * action failed (not one that ended normally). Past TAKE_BACKS_FREE, each further one is a
+     * failed attempt (mainLoop/recovery.ts), so a broken executor cannot keep a task forever. */
+    failedTakeBacks: v.optional(v.number()),
     /** Set on a finished job that `retry` ran again: the job that run is (a later retry of this
      * one returns it and creates nothing). */
     retriedAs: v.optional(v.id("work")),

@@ -6,6 +6,8 @@
  * pass, holding every task the pass handed it) instead of a scheduled worker. Only the loop calls this; it never runs user code and never waits for an executor.
  */
 import type { FunctionHandle } from "convex/server";
+import { internal } from "../_generated/api.js";
+import { capErrorMessage, errorMessage } from "../model/errors.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import { runNumber, type TaskHandover } from "../model/validators.js";
 import { valueSizeBytes } from "../model/payloads.js";
@@ -152,9 +154,22 @@ async function startExecutor(
     open: true,
     ...(concurrency === undefined ? {} : { concurrency }),
   });
-  const scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
-    executorId: id,
-  });
+  let scheduledId: Id<"_scheduled_functions">;
+  try {
+    scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
+      executorId: id,
+    });
+  } catch (error) {
+    // The executor cannot be scheduled (a deploy removed its function): the pass must not fail
+    // (it would fail again on every run, and wedge the loop). A stand-in that fails at once runs
+    // instead, so that recovery meets an executor that failed before taking its tasks, and the
+    // tasks end in bounded time as for any such executor (recovery.ts, TAKE_BACKS_FREE).
+    pass.log.error("executorUnschedulable", { fnHandle, error: errorMessage(error) });
+    scheduledId = await ctx.scheduler.runAfter(0, internal.runners.executor.unschedulable, {
+      executorId: id,
+      error: capErrorMessage(errorMessage(error)),
+    });
+  }
   await ctx.db.patch("executors", id, { scheduledId });
   const row: Doc<"executors"> = {
     _id: id,

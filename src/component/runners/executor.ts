@@ -11,7 +11,7 @@
  */
 import { v, type Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
-import { mutation, type MutationCtx } from "../_generated/server.js";
+import { internalAction, mutation, type MutationCtx } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
@@ -182,3 +182,14 @@ async function takeHandovers(
   }
   return { tasks, cancels: [...cancels], more, stop: false, unstarted };
 }
+
+/** What the loop schedules in place of an executor whose function cannot be scheduled (a deploy
+ * removed it): it fails at once, saying why, so that recovery takes the tasks back and counts the
+ * failure as for an executor that failed before its first report (mainLoop/recovery.ts). */
+export const unschedulable = internalAction({
+  args: { executorId: v.string(), error: v.string() },
+  returns: v.null(),
+  handler: async (_ctx, { error }): Promise<null> => {
+    throw new Error(`workpool: the executor could not be scheduled: ${error}`);
+  },
+});

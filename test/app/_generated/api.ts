@@ -8,6 +8,7 @@
  * @module
  */
 
+import type * as brokenExecutors from "../brokenExecutors.js";
 import type * as chaos from "../chaos.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
@@ -22,6 +23,7 @@ import type {
 import { anyApi, componentsGeneric } from "convex/server";
 
 const fullApi: ApiFromModules<{
+  brokenExecutors: typeof brokenExecutors;
   chaos: typeof chaos;
   jobs: typeof jobs;
   pool: typeof pool;
