@@ -165,4 +165,22 @@ describe("a batch run's limits", () => {
     // Its last report says it ends.
     expect(pool.requests.at(-1)).toMatchObject({ ending: true });
   });
+
+  it("takes nothing at its time limit: its last reports say room 0, so the pool keeps (and takes back) what waits for it", async () => {
+    startVirtualClock();
+    // A canceled task whose handler ignores its signal holds every slot until the time limit.
+    const pool = standInPool((call) =>
+      call === 1
+        ? { tasks: [0, 1, 2, 3, 4].map(handed) }
+        : call === 2
+          ? { cancels: ["w0", "w1", "w2", "w3", "w4"] }
+          : {},
+    );
+    const run = new BatchRun(runner(pool, 5, () => new Promise(() => {})));
+    await runToEnd(run, EXECUTOR_BUDGET_MS + 60_000, 5_000);
+    const last = pool.requests.filter((request) => request.ending);
+    expect(last.length).toBeGreaterThan(0);
+    // Before, it said room 5, took what the pool had handed it meanwhile, and dropped it unrun.
+    for (const request of last) expect(request.room).toBe(0);
+  });
 });

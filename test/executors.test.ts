@@ -504,13 +504,19 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     // a row holds more than the 7 free slots: each pass starts what fits, the rest waits in it,
     // and the loop starts them in the order they were enqueued
     expect(probe.groupMax.get("o")).toBeLessThanOrEqual(7);
+    // (A task the first executor gave back at its first report, before it said it runs five,
+    // goes behind those due, as a snooze does: only the others are in order.)
     const startedAt = await inComponent(t, async (ctx) => {
       const times: number[] = [];
-      for (const id of ids) times.push((await ctx.db.get(id)).state.startedAt);
+      for (const id of ids) {
+        const work = await ctx.db.get(id);
+        if ((work.snoozes ?? 0) === 0) times.push(work.state.startedAt);
+      }
       return times;
     });
+    expect(startedAt.length).toBeGreaterThan(240);
     expect(startedAt).toEqual([...startedAt].sort((a, b) => a - b));
-    expect(new Set(startedAt).size).toBeGreaterThan(250 / 7);
+    expect(new Set(startedAt).size).toBeGreaterThan(240 / 7);
     const left = await inComponent(t, async (ctx) => await ctx.db.query("pendingStart").collect());
     expect(left).toEqual([]);
   });
@@ -547,10 +553,11 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     await runUntil(t, async () => (await completions(t)).length === 12, 10_000, 50);
     const done = await completions(t);
     expect(done.map((c) => c.workId).sort()).toEqual([...ids].sort());
-    expect(handed.items).toBe(12);
-    expect(filed.items).toBe(12);
-    // concurrency 5: the first pass hands an executor 5 (its default is filled at once), and
-    // each report carries the outcomes of the tasks that ended together
+    // concurrency 5: the first pass hands a new executor 10 (maxParallelism; it has not said
+    // how many it runs); its first report takes 5 and gives back 5 (filed as outcomes), which
+    // the loop hands on; each report carries the outcomes of the tasks that ended together
+    expect(handed.items).toBe(12 + 5);
+    expect(filed.items).toBe(12 + 5);
     expect(handed.rows).toBeLessThan(12);
     expect(filed.rows).toBeLessThan(12);
   });

@@ -347,6 +347,10 @@ export default defineSchema({
     tasks: v.array(vTaskHandover),
     /** Tasks to cancel (their signal aborts). */
     cancels: v.array(v.id("work")),
+    /** The pool's maxParallelism when the loop handed these tasks over: a report that finds it
+     * lowered since gives them back untaken (runners/executor.ts), so that tasks not yet taken
+     * obey the new limit. */
+    maxParallelism: v.optional(v.number()),
   }).index("by_executor", ["executorId", "segment"]),
 
   /**

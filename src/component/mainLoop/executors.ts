@@ -341,6 +341,7 @@ async function writeHandovers(
       segment,
       tasks: rowTasks,
       cancels: rowCancels,
+      ...(rowTasks.length > 0 ? { maxParallelism: pass.config.maxParallelism } : {}),
     });
   let row: TaskHandover[] = [];
   let bytes = 0;

@@ -40,6 +40,10 @@ export const HELD_RESULT_BYTES_LIMIT = 8 * 1024 * 1024;
 /** Unreported outcomes a run holds before it reports: half of what one report takes. */
 export const UNREPORTED_OUTCOMES_LIMIT = 500;
 
+/** Reports a run sends at most at its time limit, each giving back what it reads (up to 20 rows):
+ * more than the pool hands a run in its last minutes; any left are taken back by recovery. */
+export const TIME_UP_REPORTS = 5;
+
 /** The error that ends the attempt of a job canceled before it started (the pool ends the job
  * canceled). */
 export const CANCELED_BEFORE_START = "workpool: the job was canceled before it started";
@@ -126,6 +130,8 @@ export class BatchRun {
   private refillAt: number | undefined;
   private firstReport = true;
   private wake: (() => void) | undefined;
+  /** Set at the run's time limit: it takes nothing more. */
+  private timeUp = false;
   /** A report that failed while a job finished: the run ends with it (the pool recovers). */
   private failure: unknown;
 
@@ -177,8 +183,10 @@ export class BatchRun {
     return { more: answer.more, stop: answer.stop };
   }
 
-  /** Jobs the run can start now: free slots, less what it holds waiting. */
+  /** Jobs the run can start now: free slots, less what it holds waiting; none once its time is
+   * up (its last report then takes nothing, and the pool takes back what waits for it). */
   private room(): number {
+    if (this.timeUp) return 0;
     return Math.max(0, this.runner.concurrency - this.running.size - this.waiting.length);
   }
 
@@ -359,7 +367,12 @@ export class BatchRun {
           });
         }
         this.running.clear();
-        await this.report(true);
+        // Its last reports take nothing (room 0): what the pool handed it meanwhile goes back,
+        // no attempt used; never taken and dropped (review 2026-11-26 M1).
+        this.timeUp = true;
+        for (let i = 0; i < TIME_UP_REPORTS; i++) {
+          if (!(await this.report(true)).more) break;
+        }
         return;
       }
       const now = Date.now();

@@ -18,6 +18,7 @@ import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/payloads.js";
 import { segmentOf } from "../model/segments.js";
 import { vAttemptResult, type TaskHandover } from "../model/validators.js";
+import { readConfig } from "../config.js";
 import { CANCELED_BEFORE_START } from "./batchRun.js";
 
 /** Tasks one report takes at most: the most tasks an executor runs at once. */
@@ -96,9 +97,17 @@ export const report = mutation({
         open: isOpen({ ...row, concurrency }, Date.now()),
       });
     }
+    // Tasks not yet taken obey a pause and a lowered maxParallelism that came after the loop
+    // handed them over: the report gives them back instead (config changes rarely, so this read
+    // seldom conflicts).
+    const config = await readConfig(ctx.db);
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
+      giveBackExcess: room !== undefined,
+      withheld: (handover) =>
+        config.paused === true ||
+        (handover.maxParallelism !== undefined && config.maxParallelism < handover.maxParallelism),
     });
     // Filed under the executor's id, which its tasks' running state names (for recovery).
     await recordCompletions(ctx, [...reported, ...unstarted], row._id);
@@ -127,7 +136,17 @@ export const report = mutation({
 async function takeHandovers(
   ctx: MutationCtx,
   executorId: Id<"executors">,
-  { all, room }: { all: boolean; room: number },
+  {
+    all,
+    room,
+    giveBackExcess,
+    withheld,
+  }: {
+    all: boolean;
+    room: number;
+    giveBackExcess: boolean;
+    withheld: (row: Doc<"handovers">) => boolean;
+  },
 ) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
   const cancels = new Set<string>();
@@ -144,10 +163,25 @@ async function takeHandovers(
     .take(REPORT_ROWS_READ + 1);
   let more = rows.length > REPORT_ROWS_READ;
   const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
+  /** Tasks read that the executor is not to take: they go back to the pool (below). */
+  const givenBack: TaskHandover[] = [];
   for (const row of rows.slice(0, REPORT_ROWS_READ)) {
     for (const workId of row.cancels) cancels.add(workId);
+    if (withheld(row)) {
+      // Handed over before a pause or a lowered maxParallelism: not to start now.
+      givenBack.push(...row.tasks);
+      await ctx.db.delete("handovers", row._id);
+      continue;
+    }
     let taken = 0;
     for (const handed of row.tasks) {
+      if (tasks.length >= limit && giveBackExcess) {
+        // More than the executor can start now (handed before its first report said how many
+        // it runs, or at its time limit): it holds none it cannot start, so this one goes back.
+        givenBack.push(handed);
+        taken++;
+        continue;
+      }
       if (full()) break;
       const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
       const fnArgs = payload ? payload.fnArgs : handed.fnArgs;
@@ -160,6 +194,17 @@ async function takeHandovers(
     else partlyTaken.push({ row, rest: row.tasks.slice(taken) });
   }
   const unstarted: ReportedOutcome[] = [];
+  for (const { workId, attempt, fnArgs } of givenBack) {
+    // Back to pending, no attempt used (inline args go back to the job's row); a task canceled
+    // meanwhile ends its attempt canceled instead, and the executor never sees the cancel.
+    unstarted.push({
+      workId,
+      attempt,
+      result: cancels.delete(workId)
+        ? { kind: "failed", error: CANCELED_BEFORE_START, fnArgs }
+        : { kind: "snoozed", delayMs: 0, fnArgs },
+    });
+  }
   for (const { row, rest } of partlyTaken) {
     const waiting = rest.filter((handed) => {
       if (!cancels.delete(handed.workId)) return true;
