@@ -5,8 +5,19 @@
 import { anyApi } from "convex/server";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { TAKE_BACKS_FREE } from "../src/component/mainLoop/recovery.js";
-import { brokenRuns } from "./app/brokenExecutors.js";
-import { completions, enqueue, failSchedules, info, runUntil, setup } from "./helpers.js";
+import { brokenRuns, zerosExec } from "./app/brokenExecutors.js";
+import { probe } from "./app/probe.js";
+import { setupDeployment } from "./deployment.js";
+import {
+  completions,
+  inComponent,
+  enqueue,
+  failSchedules,
+  info,
+  runUntil,
+  setup,
+  type T,
+} from "./helpers.js";
 
 beforeEach(() => {
   vi.spyOn(console, "warn").mockImplementation(() => {});
@@ -55,5 +66,72 @@ describe("an executor whose function cannot be scheduled (a deploy removed it)",
     expect(task.result.error).toMatch(
       /^workpool: executor .*tasks:run.*could not be scheduled: injected: failure to schedule/,
     );
+  });
+});
+
+describe("a report that fails", () => {
+  /** The outcomes onComplete got for `ids`, in their order. */
+  async function outcomesOf(t: T, ids: string[]) {
+    const done = await completions(t);
+    return ids.map((id) => done.find((c) => c.workId === id)?.result);
+  }
+  const fiveTasks = (first: Record<string, unknown>) => [
+    first,
+    ...Array.from({ length: 4 }, (_, i) => ({ key: `slow${i}`, ms: 3_000 })),
+  ];
+
+  for (const after of [false, true]) {
+    it(`ends nothing: a transient error ${after ? "after" : "before"} the call took effect, and every task succeeds once`, async () => {
+      const { t, deployment } = await setupDeployment({
+        seed: 9,
+        maxStartDelayMs: 0,
+        gcAfterMs: false,
+        actions: { executor: zerosExec },
+      });
+      const ids: string[] = await t.mutation(anyApi.brokenExecutors.enqueueZeros, {
+        argsList: fiveTasks({ key: "quick", ms: 100 }),
+      });
+      // Call 1 is the first report (it takes the five); call 2 reports "quick"'s success. With
+      // `after`, the first report commits, and its answer (the five tasks) is lost.
+      deployment.arm({
+        kind: "actionDies",
+        at: after ? 1 : 2,
+        after,
+        mode: "throw",
+        noticedAfterMs: 0,
+        action: "executor",
+      });
+      await deployment.run(60_000, 100);
+      expect(deployment.fired).toHaveLength(1);
+      const results = await outcomesOf(t, ids);
+      for (const result of results) expect(result?.kind).toBe("success");
+      for (const key of ["quick", "slow0", "slow1", "slow2", "slow3"]) {
+        expect(probe.attempts.get(key)).toBe(1);
+      }
+      // Nothing is left behind: no hand-over kept for a retry, no executor row.
+      const left = await inComponent(t, async (ctx) => [
+        ...(await ctx.db.query("handovers").collect()),
+        ...(await ctx.db.query("executors").collect()),
+      ]);
+      expect(left).toEqual([]);
+    });
+  }
+
+  it("fails only the task whose result the pool cannot store; the others of its executor succeed", async () => {
+    const { t } = await setupDeployment({
+      seed: 9,
+      maxStartDelayMs: 0,
+      gcAfterMs: false,
+      actions: { executor: zerosExec },
+    });
+    // 200,000 zeros: 400 KB as JSON, 1.8 MB as Convex counts it.
+    const ids: string[] = await t.mutation(anyApi.brokenExecutors.enqueueZeros, {
+      argsList: fiveTasks({ key: "poison", ms: 500, zeros: 200_000 }),
+    });
+    await runUntil(t, async () => (await completions(t)).length === 5, 120_000, 100);
+    const [poison, ...others] = await outcomesOf(t, ids);
+    expect(poison).toMatchObject({ kind: "failed" });
+    expect(poison?.error).toMatch(/could not be recorded|too large|cannot store/i);
+    for (const result of others) expect(result?.kind).toBe("success");
   });
 });

@@ -351,6 +351,10 @@ export default defineSchema({
      * lowered since gives them back untaken (runners/executor.ts), so that tasks not yet taken
      * obey the new limit. */
     maxParallelism: v.optional(v.number()),
+    /** Set when a report took this row's tasks and cancels: that report's sequence number. The
+     * row stays until the executor's next report (a later number) deletes it, so that a retry of
+     * the report whose answer was lost gets the same tasks again (runners/executor.ts). */
+    takenBy: v.optional(v.number()),
   }).index("by_executor", ["executorId", "segment"]),
 
   /**

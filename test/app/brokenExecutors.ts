@@ -3,6 +3,7 @@ import { actionGeneric, anyApi, mutationGeneric } from "convex/server";
 import { v } from "convex/values";
 import { Workpool, type WorkId } from "../../src/client/index.js";
 import { components } from "./pool.js";
+import { probe } from "./probe.js";
 
 const pool = (options?: object) => new Workpool(components.workpool, options ?? {});
 
@@ -33,4 +34,46 @@ export const enqueueBroken = mutationGeneric({
         onComplete: anyApi.jobs.onComplete,
       },
     ),
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `zeros` zeros in arrays of at most 8,000: small as JSON, nine bytes a number as Convex counts. */
+function zerosOf(zeros: number): number[][] {
+  const out: number[][] = [];
+  for (let left = zeros; left > 0; left -= 8_000) {
+    out.push(new Array<number>(Math.min(8_000, left)).fill(0));
+  }
+  return out;
+}
+
+/** An executor of five whose task may return a value the pool cannot store (`zeros`). */
+export const zerosExec = pool().executor({
+  concurrency: 5,
+  tasks: {
+    work: {
+      args: { key: v.string(), ms: v.optional(v.number()), zeros: v.optional(v.number()) },
+      timeoutMs: 60_000,
+      handler: async (_ctx, { key, ms, zeros }): Promise<unknown> => {
+        probe.enter(key);
+        try {
+          if (ms) await sleep(ms);
+          return zeros ? zerosOf(zeros) : key;
+        } finally {
+          probe.exit(key);
+        }
+      },
+    },
+  },
+});
+
+/** Enqueues tasks of `zerosExec` in one batch. */
+export const enqueueZeros = mutationGeneric({
+  args: { argsList: v.array(v.any()) },
+  handler: async (ctx, { argsList }): Promise<WorkId[]> =>
+    await pool().enqueueTaskBatch(ctx, anyApi.brokenExecutors.zerosExec, "work", argsList, {
+      onComplete: anyApi.jobs.onComplete,
+    }),
 });

@@ -321,6 +321,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               workId: string;
             }>;
             room?: number;
+            seq?: number;
           },
           {
             cancels: Array<string>;

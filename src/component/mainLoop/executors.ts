@@ -267,6 +267,8 @@ export async function leftHandovers(
  * executor has more rows than were read and none read holds it. */
 export function untakenIn(left: LeftHandovers, workId: Id<"work">): Untaken | null | "unknown" {
   for (const row of left.rows) {
+    // Tasks a report took (kept for a retry of that report) were taken: not untaken.
+    if (row.takenBy !== undefined) continue;
     const task = row.tasks.find((handed) => handed.workId === workId);
     if (task) return { row, task };
   }

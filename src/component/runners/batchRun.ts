@@ -40,6 +40,34 @@ export const HELD_RESULT_BYTES_LIMIT = 8 * 1024 * 1024;
 /** Unreported outcomes a run holds before it reports: half of what one report takes. */
 export const UNREPORTED_OUTCOMES_LIMIT = 500;
 
+/** A failed report call is tried again after this, doubled per failure in a row, at most
+ * REPORT_RETRY_MAX_MS: transient errors pass within a few tries, and a run that cannot reach the
+ * pool for long keeps its outcomes and jobs meanwhile. */
+export const REPORT_RETRY_MS = 100;
+export const REPORT_RETRY_MAX_MS = 5_000;
+/** Failed calls in a row after which outcomes are sent one at a time. */
+export const REPORT_ISOLATE_AFTER = 2;
+/** Failed calls carrying one outcome alone after which that outcome is taken as one the pool
+ * cannot record (a result it cannot store): it becomes a failure of its job. */
+export const REPORT_TRIES_ALONE = 3;
+/** Failed report calls in a row at its time limit after which a run gives up (its action fails,
+ * and recovery settles what it held). */
+export const TIME_UP_REPORT_TRIES = 5;
+
+/** The outcome that replaces one the pool could not record: its job's attempt fails, saying why. */
+function unrecordable(outcome: Outcome, error: unknown): Outcome {
+  const why = error instanceof Error ? error.message : String(error);
+  return {
+    workId: outcome.workId,
+    attempt: outcome.attempt,
+    result: {
+      kind: "failed",
+      error: `workpool: the outcome could not be recorded (${why.slice(0, 1_000)})`,
+      ...("fnArgs" in outcome.result ? { fnArgs: outcome.result.fnArgs } : {}),
+    },
+  };
+}
+
 /** Reports a run sends at most at its time limit, each giving back what it reads (up to 20 rows):
  * more than the pool hands a run in its last minutes; any left are taken back by recovery. */
 export const TIME_UP_REPORTS = 5;
@@ -75,6 +103,8 @@ export type ReportRequest = {
   room?: number;
   outcomes: Outcome[];
   ending?: boolean;
+  /** The report's sequence number (a retry of an unanswered call sends it again). */
+  seq?: number;
 };
 /** What `report` answers. */
 export type ReportAnswer = { tasks: Handed[]; cancels: string[]; more: boolean; stop: boolean };
@@ -108,6 +138,9 @@ function handBack(handed: Handed): unknown {
   return valueSizeBytes(handed.fnArgs) <= INLINE_VALUE_BYTES ? handed.fnArgs : undefined;
 }
 
+/** What a report call came to: `failed` when it did not reach the pool (nothing was lost). */
+type Called = { more: boolean; stop: boolean; failed: boolean };
+
 /** One job in flight. */
 type Running = { handed: Handed; abort: AbortController; canceled: boolean };
 
@@ -130,6 +163,15 @@ export class BatchRun {
   private refillAt: number | undefined;
   private firstReport = true;
   private wake: (() => void) | undefined;
+  /** The report call under way, if any (calls go one at a time). */
+  private calling: Promise<void> = Promise.resolve();
+  /** The number of the next report (the pool keeps what a report took for a retry of it). */
+  private seq = 1;
+  /** Report calls failed in a row, and single-outcome ones among them. */
+  private failedCalls = 0;
+  private failedAlone = 0;
+  /** When the next call may go, after a failed one. */
+  private retryAt: number | undefined;
   /** Set at the run's time limit: it takes nothing more. */
   private timeUp = false;
   /** A report that failed while a job finished: the run ends with it (the pool recovers). */
@@ -143,12 +185,32 @@ export class BatchRun {
     return budgetMs === undefined ? Infinity : this.startedAt + budgetMs - Date.now();
   }
 
-  /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. */
-  private async report(ending = false): Promise<{ more: boolean; stop: boolean }> {
-    const outcomes = this.outcomes;
-    const bytes = this.unreportedBytes;
-    this.outcomes = [];
-    this.unreportedBytes = 0;
+  /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. A call that
+   * fails ends nothing: its outcomes are kept and sent again after a backoff, with the same
+   * sequence number, so that the pool answers a retry of a call that did commit with the jobs
+   * that call took (runners/executor.ts). Outcomes that keep failing are sent one at a time, and
+   * one that fails alone REPORT_TRIES_ALONE times becomes a failure of its own job, saying why
+   * (a result the pool cannot store fails only its own job). */
+  private async report(ending = false): Promise<Called> {
+    // One call at a time: a sequence number stands for one call and its retries.
+    const previous = this.calling;
+    let done = () => {};
+    this.calling = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await previous;
+      return await this.call(ending);
+    } finally {
+      done();
+    }
+  }
+
+  private async call(ending: boolean): Promise<Called> {
+    // After failed calls, one outcome at a time: one that cannot be recorded is found alone.
+    const isolate = this.failedCalls >= REPORT_ISOLATE_AFTER && this.outcomes.length > 1;
+    const outcomes = isolate ? this.outcomes.slice(0, 1) : this.outcomes;
+    const bytes = outcomes.reduce((sum, outcome) => sum + valueSizeBytes(outcome.result), 0);
+    this.outcomes = isolate ? this.outcomes.slice(1) : [];
+    this.recount();
     this.lastCall = Date.now();
     // A report that frees slots (or says how many there are) is followed by one for their refill.
     this.refillAt =
@@ -158,13 +220,31 @@ export class BatchRun {
     try {
       answer = await this.runner.report({
         ...(this.firstReport ? { concurrency } : {}),
-        ...(batch === undefined ? { room: this.room() } : {}),
+        ...(batch === undefined ? { room: this.room(), seq: this.seq } : {}),
         outcomes,
         ...(ending ? { ending: true } : {}),
       });
-    } finally {
-      this.release(bytes);
+    } catch (error) {
+      // A closed batch's report hands a failed call to the scheduler itself: past that, the run
+      // fails, and recovery settles its jobs.
+      if (batch !== undefined) throw error;
+      // Kept for the next call, first, in their order (their bytes stay held).
+      this.outcomes = [...outcomes, ...this.outcomes];
+      this.recount();
+      this.failedCalls++;
+      this.retryAt =
+        Date.now() + Math.min(REPORT_RETRY_MAX_MS, REPORT_RETRY_MS * 2 ** this.failedCalls);
+      if (outcomes.length === 1 && ++this.failedAlone >= REPORT_TRIES_ALONE) {
+        this.failedAlone = 0;
+        this.outcomes[0] = unrecordable(outcomes[0], error);
+      }
+      return { more: false, stop: false, failed: true };
     }
+    this.release(bytes);
+    this.seq++;
+    this.failedCalls = 0;
+    this.failedAlone = 0;
+    this.retryAt = undefined;
     this.firstReport = false;
     this.waiting.push(...answer.tasks);
     for (const workId of answer.cancels) {
@@ -180,7 +260,7 @@ export class BatchRun {
       const waiting = this.waiting.findIndex((handed) => handed.workId === workId);
       if (waiting >= 0) this.endUnstarted(this.waiting.splice(waiting, 1)[0]);
     }
-    return { more: answer.more, stop: answer.stop };
+    return { more: answer.more, stop: answer.stop, failed: false };
   }
 
   /** Jobs the run can start now: free slots, less what it holds waiting; none once its time is
@@ -213,9 +293,18 @@ export class BatchRun {
     this.peakHeldBytes = Math.max(this.peakHeldBytes, this.heldBytes);
   }
 
-  /** A report answered (or failed) for `bytes` of results: results waiting for room go on. */
+  /** Counts the bytes of the small results in `outcomes` again. */
+  private recount(): void {
+    this.unreportedBytes = 0;
+    for (const outcome of this.outcomes) {
+      const bytes = valueSizeBytes(outcome.result);
+      if (bytes <= INLINE_VALUE_BYTES) this.unreportedBytes += bytes;
+    }
+  }
+
+  /** A report answered for `bytes` of results: results waiting for room go on. */
   private release(bytes: number): void {
-    this.heldBytes -= bytes;
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
     const waiting = this.reported;
     this.reported = [];
     for (const resume of waiting) resume();
@@ -370,12 +459,28 @@ export class BatchRun {
         // Its last reports take nothing (room 0): what the pool handed it meanwhile goes back,
         // no attempt used; never taken and dropped (review 2026-11-26 M1).
         this.timeUp = true;
-        for (let i = 0; i < TIME_UP_REPORTS; i++) {
-          if (!(await this.report(true)).more) break;
+        for (let i = 0, failed = 0; i < TIME_UP_REPORTS;) {
+          const called = await this.report(true);
+          if (called.failed) {
+            // Its outcomes are kept: tried again, and past TIME_UP_REPORT_TRIES the run fails.
+            if (++failed >= TIME_UP_REPORT_TRIES) {
+              throw new Error(`workpool: the ${who}'s last reports failed ${failed} times`);
+            }
+            await this.pause(this.retryAt! - Date.now());
+            continue;
+          }
+          if (!called.more) break;
+          i++;
         }
         return;
       }
       const now = Date.now();
+      if (this.retryAt !== undefined && now < this.retryAt) {
+        // A report call failed: the next waits its backoff (a job that ends meanwhile wakes this
+        // early, and its outcome waits with the others).
+        await this.pause(Math.min(this.retryAt - now, this.timeLeft()));
+        continue;
+      }
       const refillDue = this.refillAt !== undefined && now >= this.refillAt;
       if (this.running.size === 0 && this.waiting.length === 0 && this.outcomes.length === 0) {
         // A closed batch is done: every outcome was reported.

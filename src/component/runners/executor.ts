@@ -70,9 +70,13 @@ export const report = mutation({
       v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
     ),
     ending: v.optional(v.boolean()),
+    /** The report's sequence number: the executor's n-th answered report sends n + 1, and a
+     * retry of an unanswered one sends its number again, so a retry never loses what the
+     * unanswered call took (omitted: tasks taken are not kept for a retry). */
+    seq: v.optional(v.number()),
   },
   returns: vReportAnswer,
-  handler: async (ctx, { executorId, concurrency, room, outcomes, ending }) => {
+  handler: async (ctx, { executorId, concurrency, room, outcomes, ending, seq }) => {
     if (outcomes.length > MAX_REPORT_OUTCOMES) {
       invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
     }
@@ -104,6 +108,7 @@ export const report = mutation({
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
+      seq,
       giveBackExcess: room !== undefined,
       withheld: (handover) =>
         config.paused === true ||
@@ -139,11 +144,13 @@ async function takeHandovers(
   {
     all,
     room,
+    seq,
     giveBackExcess,
     withheld,
   }: {
     all: boolean;
     room: number;
+    seq: number | undefined;
     giveBackExcess: boolean;
     withheld: (row: Doc<"handovers">) => boolean;
   },
@@ -161,11 +168,43 @@ async function takeHandovers(
         : q.eq("executorId", executorId).lte("segment", segmentOf(Date.now())),
     )
     .take(REPORT_ROWS_READ + 1);
+  const taken = async (tasks: TaskHandover[]) => {
+    const answer: Array<Infer<typeof vHandedTask>> = [];
+    for (const handed of tasks) {
+      const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
+      const { workId, attempt, previousAttempts, task } = handed;
+      answer.push({
+        workId,
+        attempt,
+        previousAttempts,
+        task,
+        fnArgs: payload ? payload.fnArgs : handed.fnArgs,
+      });
+    }
+    return answer;
+  };
+  // Rows earlier reports took: the executor got their answers (it sends a later number now), so
+  // they go. Rows this report's number took: its first call committed but the answer was lost,
+  // so this retry answers with them again, and takes nothing new.
+  const retried = rows.filter((row) => row.takenBy !== undefined && row.takenBy === seq);
+  for (const row of rows) {
+    if (row.takenBy !== undefined && row.takenBy !== seq) await ctx.db.delete("handovers", row._id);
+  }
+  if (retried.length > 0) {
+    return {
+      tasks: await taken(retried.flatMap((row) => row.tasks)),
+      cancels: retried.flatMap((row) => row.cancels),
+      more: true,
+      stop: false,
+      unstarted: [],
+    };
+  }
+  const open = rows.slice(0, REPORT_ROWS_READ).filter((row) => row.takenBy === undefined);
   let more = rows.length > REPORT_ROWS_READ;
   const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
   /** Tasks read that the executor is not to take: they go back to the pool (below). */
   const givenBack: TaskHandover[] = [];
-  for (const row of rows.slice(0, REPORT_ROWS_READ)) {
+  for (const row of open) {
     for (const workId of row.cancels) cancels.add(workId);
     if (withheld(row)) {
       // Handed over before a pause or a lowered maxParallelism: not to start now.
@@ -173,25 +212,42 @@ async function takeHandovers(
       await ctx.db.delete("handovers", row._id);
       continue;
     }
-    let taken = 0;
+    const took: TaskHandover[] = [];
+    let consumed = 0;
     for (const handed of row.tasks) {
       if (tasks.length >= limit && giveBackExcess) {
         // More than the executor can start now (handed before its first report said how many
         // it runs, or at its time limit): it holds none it cannot start, so this one goes back.
         givenBack.push(handed);
-        taken++;
+        consumed++;
         continue;
       }
       if (full()) break;
-      const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
-      const fnArgs = payload ? payload.fnArgs : handed.fnArgs;
-      bytes += valueSizeBytes(fnArgs);
-      const { workId, attempt, previousAttempts, task } = handed;
-      tasks.push({ workId, attempt, previousAttempts, task, fnArgs });
-      taken++;
+      const [answer] = await taken([handed]);
+      bytes += valueSizeBytes(answer.fnArgs);
+      tasks.push(answer);
+      took.push(handed);
+      consumed++;
     }
-    if (taken === row.tasks.length) await ctx.db.delete("handovers", row._id);
-    else partlyTaken.push({ row, rest: row.tasks.slice(taken) });
+    // What this report took stays marked with its number until the executor's next report, for
+    // a retry of this one (with no number, nothing is kept).
+    const keep = seq !== undefined && took.length > 0;
+    if (consumed === row.tasks.length) {
+      if (keep) await ctx.db.patch("handovers", row._id, { tasks: took, takenBy: seq });
+      else await ctx.db.delete("handovers", row._id);
+      continue;
+    }
+    if (keep) {
+      await ctx.db.insert("handovers", {
+        executorId: row.executorId,
+        segment: row.segment,
+        tasks: took,
+        cancels: row.cancels,
+        ...(row.maxParallelism === undefined ? {} : { maxParallelism: row.maxParallelism }),
+        takenBy: seq,
+      });
+    }
+    partlyTaken.push({ row, rest: row.tasks.slice(consumed) });
   }
   const unstarted: ReportedOutcome[] = [];
   for (const { workId, attempt, fnArgs } of givenBack) {
