@@ -14,6 +14,8 @@ import {
   enqueue,
   failSchedules,
   info,
+  killRunnerAtNextReport,
+  runFor,
   runUntil,
   setup,
   type T,
@@ -133,5 +135,25 @@ describe("a report that fails", () => {
     expect(poison).toMatchObject({ kind: "failed" });
     expect(poison?.error).toMatch(/could not be recorded|too large|cannot store/i);
     for (const result of others) expect(result?.kind).toBe("success");
+  });
+});
+
+describe("an executor that dies at its last report", () => {
+  it("leaves no executor row behind: its row goes once its action is over for certain", async () => {
+    const t = setup();
+    // Tasks of 50 s, one enqueued every 45 s, all handed to one executor while it is younger
+    // than 4 minutes; the last ends past its window, so its row is closed (not open) by then.
+    for (let i = 0; i < 6; i++) {
+      await t.mutation(anyApi.tasks.enqueueIo, { argsList: [{ key: `t${i}`, ms: 50_000 }] });
+      await runFor(t, 45_000, 500);
+    }
+    await runUntil(t, async () => (await completions(t)).length === 6, 120_000, 50);
+    // Its last report (the one that says it ends) is never sent: the executor dies then.
+    const killed = killRunnerAtNextReport();
+    await runFor(t, 10 * 60_000, 1_000);
+    expect(killed.count).toBe(1);
+    const rows = await inComponent(t, async (ctx) => await ctx.db.query("executors").collect());
+    // Before, the closed row stayed forever: nothing read it again.
+    expect(rows).toEqual([]);
   });
 });

@@ -11,9 +11,15 @@
  */
 import { v, type Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
-import { internalAction, mutation, type MutationCtx } from "../_generated/server.js";
+import {
+  internalAction,
+  internalMutation,
+  mutation,
+  type MutationCtx,
+} from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
-import { isOpen } from "../mainLoop/executors.js";
+import { internal } from "../_generated/api.js";
+import { deleteExecutorRow, EXECUTOR_ROW_CHECK_AFTER_MS, isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/payloads.js";
 import { segmentOf } from "../model/segments.js";
@@ -292,5 +298,34 @@ export const unschedulable = internalAction({
   returns: v.null(),
   handler: async (_ctx, { error }): Promise<null> => {
     throw new Error(`workpool: the executor could not be scheduled: ${error}`);
+  },
+});
+
+/** The check the loop schedules when it starts an executor, for when its action is over for
+ * certain (EXECUTOR_ROW_CHECK_AFTER_MS): a row still there with nothing assigned is deleted (its
+ * last report failed as it died, or never came). One with tasks assigned is the loop's: recovery
+ * settles them, and the loop deletes the row then, its action being over. */
+export const dropIfOver = internalMutation({
+  args: { executorId: v.id("executors") },
+  returns: v.null(),
+  handler: async (ctx, { executorId }) => {
+    const row = await ctx.db.get("executors", executorId);
+    if (row === null || row.assigned > 0) return null;
+    if (row.scheduledId !== undefined) {
+      const run = await ctx.db.system.get(row.scheduledId);
+      if (run !== null && (run.state.kind === "pending" || run.state.kind === "inProgress")) {
+        // Not over yet (only a late start can do that): looked at again as long again later.
+        await ctx.scheduler.runAfter(
+          EXECUTOR_ROW_CHECK_AFTER_MS,
+          internal.runners.executor.dropIfOver,
+          {
+            executorId,
+          },
+        );
+        return null;
+      }
+    }
+    await deleteExecutorRow(ctx, executorId);
+    return null;
   },
 });
