@@ -4,8 +4,11 @@
  * holds unreported, its time limit), which an end-to-end test can see only from outside.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import {
   BatchRun,
+  CANCEL_ABORT_BOUND_MS,
+  CHECK_IN_INTERVAL_MS,
   EXECUTOR_BUDGET_MS,
   HELD_RESULT_BYTES_LIMIT,
   type BatchRunner,
@@ -182,5 +185,10 @@ describe("a batch run's limits", () => {
     expect(last.length).toBeGreaterThan(0);
     // Before, it said room 5, took what the pool had handed it meanwhile, and dropped it unrun.
     for (const request of last) expect(request.room).toBe(0);
+  });
+
+  it("keeps its check-ins close enough for the cancel bound: a check-in and the pass that hands a cancel over (two segments) fit in it", () => {
+    expect(CHECK_IN_INTERVAL_MS + 2 * SEGMENT_MS).toBeLessThan(CANCEL_ABORT_BOUND_MS);
+    expect(CANCEL_ABORT_BOUND_MS).toBe(2_500); // the figure API-EXTENSIONS section 8 promises
   });
 });

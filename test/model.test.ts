@@ -71,6 +71,7 @@ import {
   type LoggedEvent,
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
+import { CANCEL_ABORT_BOUND_MS } from "../src/component/runners/batchRun.js";
 import { valueSizeBytes } from "../src/component/model/payloads.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
@@ -162,11 +163,11 @@ type Op =
   | { op: "fault"; fault: Fault };
 
 const MAX_ATTEMPTS = 3;
-/** A task canceled while it runs has its signal aborted within 2 s (API-EXTENSIONS section 8),
- * counted here from the cancel's request: plus the loop's pass that hands the cancel over. This
- * holds too for a task its executor held but had not started (waiting for a slot, or handed over
- * in the same report as its cancel): it never starts (found by seed 4242, program 155). */
-const CANCEL_ABORT_MS = 2_500;
+/** A task canceled while it runs has its signal aborted within 2.5 s (API-EXTENSIONS section 8,
+ * CANCEL_ABORT_BOUND_MS), counted here from the cancel's request. This holds too for a task its
+ * executor held but had not started (waiting for a slot, or handed over in the same report as its
+ * cancel): it never starts (found by seed 4242, program 155). */
+const CANCEL_ABORT_MS = CANCEL_ABORT_BOUND_MS;
 /** How long an operation on a running job (kill, cancelRunning) lets the clock run for one to
  * start: a job's pass, its runner's or executor's start and a first report take a few hundred
  * ms. */

@@ -29,6 +29,12 @@ export const REFILL_AFTER_MS = 250;
 /** While its jobs run and none finishes, a run calls the pool at most this often (for cancels and
  * new hand-overs); reports of outcomes, and their refills, come on top. */
 export const CHECK_IN_INTERVAL_MS = 2_000;
+/** The bound on how long after a cancel a running job's `signal` aborts (API-EXTENSIONS section
+ * 8): a run calls the pool at least every CHECK_IN_INTERVAL_MS while jobs run, and the cancel
+ * reaches it in the first call after the pass that hands it over, which writes into the next
+ * segment (two segments, 0.2 s): 2.2 s at worst, and 0.3 s to spare for the call itself. (Report
+ * calls that fail push it back by their backoff.) */
+export const CANCEL_ABORT_BOUND_MS = 2_500;
 /** Small (inline) results a run gathers, by its own byte count, before it reports them together:
  * far below the 8 MiB it may hold, and below what one report's arguments may carry. */
 export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
