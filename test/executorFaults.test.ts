@@ -5,6 +5,7 @@
 import { anyApi } from "convex/server";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { TAKE_BACKS_FREE } from "../src/component/mainLoop/recovery.js";
+import { HELD_ARGS_BYTES_LIMIT } from "../src/component/runners/batchRun.js";
 import { brokenRuns, zerosExec } from "./app/brokenExecutors.js";
 import { probe } from "./app/probe.js";
 import { setupDeployment } from "./deployment.js";
@@ -155,5 +156,22 @@ describe("an executor that dies at its last report", () => {
     const rows = await inComponent(t, async (ctx) => await ctx.db.query("executors").collect());
     // Before, the closed row stayed forever: nothing read it again.
     expect(rows).toEqual([]);
+  });
+});
+
+describe("the args an executor holds", () => {
+  it("stay within 16 MiB (and one task's): 20 tasks of 900 KB of args to an executor of 20 never run all at once", async () => {
+    const t = setup();
+    const keys = Array.from({ length: 20 }, (_, i) => `big${i}`);
+    // Ten per transaction (one's writes are limited to 16 MiB).
+    for (const half of [keys.slice(0, 10), keys.slice(10)]) {
+      await t.mutation(anyApi.tasks.enqueueBig, { keys: half, bytes: 10, ballastBytes: 900_000 });
+    }
+    await runUntil(t, async () => (await completions(t)).length === 20, 60_000, 50);
+    const perTask = 900_000;
+    // At most what fits under the limit, plus the one a report always takes past it.
+    expect(probe.maxRunning).toBeLessThanOrEqual(Math.floor(HELD_ARGS_BYTES_LIMIT / perTask) + 1);
+    expect(probe.maxRunning).toBeGreaterThan(1);
+    expect((await completions(t)).every((c) => c.result.kind === "success")).toBe(true);
   });
 });

@@ -304,6 +304,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           "mutation",
           "internal",
           {
+            argsRoom?: number;
             concurrency?: number;
             ending?: boolean;
             executorId: string;

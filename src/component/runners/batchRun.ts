@@ -43,6 +43,22 @@ export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
  * would pass it waits, its job not finished, until earlier reports are answered: a run of 20
  * jobs returning 900 KB each at the same moment holds 9 of them, not 18 MB. */
 export const HELD_RESULT_BYTES_LIMIT = 8 * 1024 * 1024;
+/** Bytes of args a run holds at most, by its own byte count, over the jobs it runs or holds
+ * waiting: a report takes jobs only while the run is under it (at least one while it has any
+ * room), so a run holds at most this plus one job's args (1 MB). With the 8 MiB of results it
+ * may hold, a run stays far below the 64 MiB an action gets, whatever its concurrency (review
+ * 2026-11-26 L3: 1,000 jobs of 1 MB each could be held before). */
+export const HELD_ARGS_BYTES_LIMIT = 16 * 1024 * 1024;
+/** The size a job's args count for in HELD_ARGS_BYTES_LIMIT, cached per job. */
+const argsSizes = new WeakMap<Handed, number>();
+function argsBytes(handed: Handed): number {
+  let bytes = argsSizes.get(handed);
+  if (bytes === undefined) {
+    bytes = valueSizeBytes(handed.fnArgs);
+    argsSizes.set(handed, bytes);
+  }
+  return bytes;
+}
 /** Unreported outcomes a run holds before it reports: half of what one report takes. */
 export const UNREPORTED_OUTCOMES_LIMIT = 500;
 
@@ -107,6 +123,9 @@ export type ReportRequest = {
   /** Jobs the run can start now (a run that takes jobs says so): the report takes no more, so
    * every job it takes starts at once, and one it never took stays with the pool. */
   room?: number;
+  /** Bytes of args the run may still take: the report stops taking once past it (always taking
+   * at least one job if it takes any). */
+  argsRoom?: number;
   outcomes: Outcome[];
   ending?: boolean;
   /** The report's sequence number (a retry of an unanswered call sends it again). */
@@ -226,7 +245,9 @@ export class BatchRun {
     try {
       answer = await this.runner.report({
         ...(this.firstReport ? { concurrency } : {}),
-        ...(batch === undefined ? { room: this.room(), seq: this.seq } : {}),
+        ...(batch === undefined
+          ? { room: this.room(), argsRoom: this.argsRoom(), seq: this.seq }
+          : {}),
         outcomes,
         ...(ending ? { ending: true } : {}),
       });
@@ -267,6 +288,15 @@ export class BatchRun {
       if (waiting >= 0) this.endUnstarted(this.waiting.splice(waiting, 1)[0]);
     }
     return { more: answer.more, stop: answer.stop, failed: false };
+  }
+
+  /** Bytes of args the run may still take: HELD_ARGS_BYTES_LIMIT less the args of the jobs it
+   * holds (running or waiting). */
+  private argsRoom(): number {
+    let held = 0;
+    for (const handed of this.waiting) held += argsBytes(handed);
+    for (const job of this.running.values()) held += argsBytes(job.handed);
+    return Math.max(0, HELD_ARGS_BYTES_LIMIT - held);
   }
 
   /** Jobs the run can start now: free slots, less what it holds waiting; none once its time is
@@ -501,7 +531,9 @@ export class BatchRun {
         continue;
       }
       const sinceCall = now - this.lastCall;
-      const hasRoom = this.running.size < concurrency;
+      // Room for more: a free slot, and args room (a report takes at least one job while any is
+      // left, so a run holding too many args does not call for more in vain).
+      const hasRoom = this.running.size < concurrency && (!takes || this.argsRoom() > 0);
       // Outcomes wait for others up to REPORT_INTERVAL_MS, unless none can come (nothing runs).
       // More hand-overs wait than the last report took: it takes them as soon as it has room.
       const due =

@@ -80,14 +80,20 @@ export const report = mutation({
      * retry of an unanswered one sends its number again, so a retry never loses what the
      * unanswered call took (omitted: tasks taken are not kept for a retry). */
     seq: v.optional(v.number()),
+    /** Bytes of args the executor may still take (its memory rule): the report stops taking
+     * tasks once their args pass it, after the first. */
+    argsRoom: v.optional(v.number()),
   },
   returns: vReportAnswer,
-  handler: async (ctx, { executorId, concurrency, room, outcomes, ending, seq }) => {
+  handler: async (ctx, { executorId, concurrency, room, outcomes, ending, seq, argsRoom }) => {
     if (outcomes.length > MAX_REPORT_OUTCOMES) {
       invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
     }
     if (room !== undefined && !(Number.isInteger(room) && room >= 0)) {
       invalidArgument("room", "must be a whole number, 0 or more", room);
+    }
+    if (argsRoom !== undefined && !(Number.isFinite(argsRoom) && argsRoom >= 0)) {
+      invalidArgument("argsRoom", "must be a number of bytes, 0 or more", argsRoom);
     }
     const id = ctx.db.normalizeId("executors", executorId);
     const row = id === null ? null : await ctx.db.get("executors", id);
@@ -114,6 +120,7 @@ export const report = mutation({
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
+      argsRoom: argsRoom ?? REPORT_ARGS_BYTES,
       seq,
       giveBackExcess: room !== undefined,
       withheld: (handover) =>
@@ -150,12 +157,14 @@ async function takeHandovers(
   {
     all,
     room,
+    argsRoom,
     seq,
     giveBackExcess,
     withheld,
   }: {
     all: boolean;
     room: number;
+    argsRoom: number;
     seq: number | undefined;
     giveBackExcess: boolean;
     withheld: (row: Doc<"handovers">) => boolean;
@@ -165,7 +174,7 @@ async function takeHandovers(
   const cancels = new Set<string>();
   const limit = Math.min(room, REPORT_TAKE_BATCH);
   let bytes = 0;
-  const full = () => tasks.length >= limit || bytes >= REPORT_ARGS_BYTES;
+  const full = () => tasks.length >= limit || bytes >= Math.min(REPORT_ARGS_BYTES, argsRoom);
   const rows = await ctx.db
     .query("handovers")
     .withIndex("by_executor", (q) =>
