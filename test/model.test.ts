@@ -53,7 +53,7 @@ import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
+import { MODEL_TASK_TIMEOUT_MS, model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
 import {
   busiestWindow,
   callPool,
@@ -381,6 +381,9 @@ type ModelJob = JobSpec & {
   /** Its runner was killed or a fault of the pool's own hit one of its attempts: it must still
    * report exactly once, but either way. */
   killed: boolean;
+  /** A task of a dead executor that never started that attempt's handler: whatever it ends as,
+   * never "not rerun, since it ran". */
+  neverRan?: boolean;
   /** The context its onComplete must get. */
   context: Record<string, unknown>;
   /** `retry()` ran it again (the new job shares its name, so its runs are counted together). */
@@ -408,8 +411,14 @@ type WorkRow = {
     scheduledId?: string;
     /** A running task's executor. */
     executorId?: string;
+    /** When the current attempt started (was handed to its runner). */
+    startedAt?: number;
   };
 };
+
+/** Whether the task's handler started during its current attempt (taskRuns, by its key). */
+const startedThisAttempt = (key: string, w: WorkRow) =>
+  (taskRuns.get(key) ?? []).some((run) => run.start >= (w.state.startedAt ?? Infinity));
 
 /** The number of a job's current (or next) run, as its runner reports it: attempts and snoozes so
  * far, plus one. */
@@ -473,6 +482,8 @@ const newTotals = () => ({
    * them. */
   executorDeaths: 0,
   tasksInDeadExecutors: 0,
+  /** Of the tasks a dead executor held, those whose handler had not started that attempt. */
+  unstartedInDeadExecutors: 0,
   /** Tasks whose outcome was a timeout, and tasks that ended canceled after they had started. */
   tasksTimedOut: 0,
   tasksCanceledRunning: 0,
@@ -527,7 +538,7 @@ afterAll(() => {
 const tasksLine = (c: Totals) =>
   `${c.tasks} tasks (${c.taskBatches} batches), ${c.tasksTimedOut} timed out, ` +
   `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
-  `(${c.tasksInDeadExecutors} tasks in them)`;
+  `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started)`;
 
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
@@ -626,6 +637,8 @@ async function runOn(
   const keyCeilings = new Map<string, number>();
   const highestLimits = new Map<string, number>();
   const pausedKeys = new Set<string>();
+  /** When the pool was paused, while it is. */
+  let poolPausedAt: number | undefined;
   let poolPaused = false;
   const usedKeys = new Set<string>();
   // The latest job enqueued with each dedupe key.
@@ -785,13 +798,23 @@ async function runOn(
         ? deployment.documents("handovers")
         : await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect())
       )
+        // (Rows a report took, kept for a retry of it, are taken, not untaken.)
+        .filter((h: { takenBy?: number }) => h.takenBy === undefined)
         .flatMap((h: { tasks: Array<{ workId: string }> }) => h.tasks)
         .map((task: { workId: string }) => task.workId),
     );
     for (const w of inDead) {
       const job = jobs.find((j) => j.id === w._id);
       if (job && !job.killed && !untaken.has(w._id)) {
+        // A task of a dead executor whose handler never started this attempt was never run:
+        // its outcome stands (it goes back, or its attempt ends "executor died" and its policy
+        // retries it), unless it has no attempt left; one that started may end either way.
         job.killed = true;
+        if (w.state.executorId !== undefined && !startedThisAttempt(job.key, w)) {
+          job.neverRan = true;
+          totals.unstartedInDeadExecutors++;
+          continue;
+        }
         if (w.state.executorId !== undefined) totals.tasksInDeadExecutors++;
       }
     }
@@ -886,6 +909,21 @@ async function runOn(
     // After the limit is lowered, jobs already running may finish; nothing new may start.
     ceiling = Math.max(limit, Math.min(ceiling, running));
     expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
+    // The same for the handlers themselves (review 2026-11-26 M2: an executor held more than it
+    // could start): those running now, less those past their timeout (abandoned by design).
+    const now = Date.now();
+    const handlers = [...taskRuns.values()]
+      .flat()
+      .filter((run) => run.end === undefined && now - run.start < MODEL_TASK_TIMEOUT_MS).length;
+    expect(handlers, "task handlers running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
+    // No handler starts after pause() unless a report before the pause took its task: it starts
+    // in the same instant the report's answer arrives, so none starts later while paused.
+    if (pausedThrough.pool && poolPausedAt !== undefined) {
+      const late = [...taskRuns.entries()].flatMap(([key, runs]) =>
+        runs.filter((run) => run.start > poolPausedAt!).map((run) => `${key}@${run.start}`),
+      );
+      expect(late, `handlers started after pause() at ${poolPausedAt}`).toEqual([]);
+    }
     const done = new Set((await completions(t)).map((c) => c.workId));
     if (jobs.length > 0) {
       const statuses = await statusesOf(jobs);
@@ -1141,8 +1179,11 @@ async function runOn(
       case "resume": {
         const paused = step.op === "pause";
         await callPool(t, step.op, [step.key === undefined ? {} : { key: step.key }]);
-        if (step.key === undefined) poolPaused = paused;
-        else {
+        if (step.key === undefined) {
+          poolPaused = paused;
+          if (paused) poolPausedAt ??= Date.now();
+          else poolPausedAt = undefined;
+        } else {
           usedKeys.add(step.key);
           if (paused) pausedKeys.add(step.key);
           else pausedKeys.delete(step.key);
@@ -1283,6 +1324,7 @@ async function runOn(
   }
   if (poolPaused) await callPool(t, "resume", [{}]);
   poolPaused = false;
+  poolPausedAt = undefined;
   for (const key of pausedKeys) await callPool(t, "resume", [{ key }]);
   pausedKeys.clear();
   if (!chaos) {
@@ -1340,6 +1382,13 @@ async function runOn(
     expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
     expect(calls[0].context).toEqual(chaos ? digest(job.context) : job.context);
     const kind = calls[0].result.kind;
+    // A task never started is never "ran" (review 2026-11-26 M1).
+    if (job.neverRan) {
+      expect(
+        String(calls[0].result.error ?? ""),
+        `result of ${job.key}, never started`,
+      ).not.toMatch(/not rerun, since it ran/);
+    }
     if (job.kind === "task" && !job.killed && !job.retried) {
       // A task whose signal a cancel aborted ends canceled, whatever its handler then did.
       if (signals.get(job.key)?.includes("canceled")) {
