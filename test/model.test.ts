@@ -156,6 +156,9 @@ type Op =
   | { op: "cancelAll" }
   | { op: "config"; maxParallelism: number }
   | { op: "kill"; index: number }
+  /** A task of an executor that fails at every start (its function removed by a deploy, or
+   * crashing as it starts): it must end, failed and naming the executor, in bounded time. */
+  | { op: "brokenTask"; retry: boolean }
   | { op: "advance"; ms: number }
   // Chaos programs only:
   | Bulk
@@ -319,6 +322,10 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
   { weight: TASK_WEIGHT, arbitrary: taskBatch(job) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("brokenTask" as const), retry: fc.boolean() }),
+  },
 ];
 
 /** Two to eight tasks enqueued in one `enqueueTaskBatch`: the first's options for all (a batch
@@ -484,6 +491,8 @@ const newTotals = () => ({
   tasksInDeadExecutors: 0,
   /** Of the tasks a dead executor held, those whose handler had not started that attempt. */
   unstartedInDeadExecutors: 0,
+  /** Tasks of an executor that always fails. */
+  brokenTasks: 0,
   /** Tasks whose outcome was a timeout, and tasks that ended canceled after they had started. */
   tasksTimedOut: 0,
   tasksCanceledRunning: 0,
@@ -538,7 +547,8 @@ afterAll(() => {
 const tasksLine = (c: Totals) =>
   `${c.tasks} tasks (${c.taskBatches} batches), ${c.tasksTimedOut} timed out, ` +
   `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
-  `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started)`;
+  `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started), ` +
+  `${c.brokenTasks} tasks of a broken executor`;
 
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
@@ -639,6 +649,8 @@ async function runOn(
   const pausedKeys = new Set<string>();
   /** When the pool was paused, while it is. */
   let poolPausedAt: number | undefined;
+  /** Tasks of the executor that always fails (brokenTask), by id. */
+  const brokenTasks: string[] = [];
   let poolPaused = false;
   const usedKeys = new Set<string>();
   // The latest job enqueued with each dedupe key.
@@ -1175,6 +1187,19 @@ async function runOn(
           Math.max(highestLimits.get(step.key) ?? 1, step.parallelism ?? 1),
         );
         break;
+      case "brokenTask": {
+        const options = step.retry
+          ? { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } }
+          : {};
+        brokenTasks.push(
+          await t.mutation(anyApi.brokenExecutors.enqueueBroken, {
+            options,
+            poolOptions: poolOptions(),
+          }),
+        );
+        totals.brokenTasks++;
+        break;
+      }
       case "pause":
       case "resume": {
         const paused = step.op === "pause";
@@ -1357,6 +1382,17 @@ async function runOn(
     await checkOperatorView(await workRows());
   }
   const all = await completions(t);
+  // A task whose executor always fails ends (review 2026-11-26 H3): once, failed naming the
+  // executor (or canceled, by a cancelAll).
+  for (const id of brokenTasks) {
+    const calls = all.filter((c) => c.workId === id);
+    expect(calls, `onComplete calls of the broken executor's task ${id}`).toHaveLength(1);
+    if (calls[0].result.kind === "failed") {
+      expect(calls[0].result.error).toMatch(/failed before it started the task/);
+    } else {
+      expect(calls[0].result.kind).toBe("canceled");
+    }
+  }
   const finalStatus = new Map((await statusesOf(jobs)).map((status, i) => [jobs[i].id, status]));
   const byId = new Map<string, any[]>();
   for (const c of all) byId.set(c.workId, [...(byId.get(c.workId) ?? []), c]);

@@ -20,11 +20,12 @@ export const brokenExec = actionGeneric({
   },
 });
 
-/** Enqueues one task of `brokenExec`, with `options` (a retry policy). */
+/** Enqueues one task of `brokenExec`, with `options` (a retry policy), by a pool of
+ * `poolOptions` (the model test's own, so that its config stays as it set it). */
 export const enqueueBroken = mutationGeneric({
-  args: { options: v.optional(v.any()) },
-  handler: async (ctx, { options }): Promise<WorkId> =>
-    await pool().enqueueTask(
+  args: { options: v.optional(v.any()), poolOptions: v.optional(v.any()) },
+  handler: async (ctx, { options, poolOptions }): Promise<WorkId> =>
+    await pool(poolOptions).enqueueTask(
       ctx,
       anyApi.brokenExecutors.brokenExec,
       "work",
