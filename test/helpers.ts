@@ -22,6 +22,7 @@ export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
 export function setup(options?: RegisterOptions) {
   startVirtualClock();
   armedKill = undefined;
+  doomedExecutors.clear();
   probe.reset();
   const t = convexTest({ schema, modules: appModules, transactionLimits: true });
   register(t as any, "workpool", options);
@@ -323,6 +324,8 @@ export const interceptAsyncSyscalls = interceptSyscalls;
 
 /** The kill `killRunnerAtNextReport` armed, if it has not fired yet (reset by `setup`). */
 let armedKill: { count: number; at?: number } | undefined;
+/** Executors (by id) `killExecutorAtNextReport` doomed: each dies at its next report. */
+const doomedExecutors = new Set<string>();
 /** The test app's executor actions, hooked once so that a kill can reach them. */
 const hookedExecutors = new Set<unknown>();
 type ExecutorAction = { _handler: (ctx: any, args: any) => Promise<unknown> };
@@ -341,6 +344,11 @@ function hookExecutor(action: ExecutorAction): void {
     const wrapped = {
       ...ctx,
       runMutation: async (reference: unknown, callArgs: unknown) => {
+        const executorId = (args as { executorId?: string } | undefined)?.executorId;
+        if (executorId !== undefined && doomedExecutors.delete(executorId)) {
+          kill(new Error("injected: the executor was killed"));
+          return await new Promise<never>(() => {});
+        }
         const armed = armedKill;
         if (armed !== undefined && armed.count === 0) {
           armed.count++;
@@ -359,6 +367,12 @@ function hookExecutor(action: ExecutorAction): void {
 /** Kills the next executor (of the test app's) at its next report: the report is never sent and
  * the executor's action fails with every task it holds, as a killed executor's would. Returns how
  * many were killed (one at most) and when (virtual ms). */
+/** Kills the executor `executorId` (of the test app's) at its next report, as
+ * `killRunnerAtNextReport` does. */
+export function killExecutorAtNextReport(executorId: string): void {
+  doomedExecutors.add(executorId);
+}
+
 export function killRunnerAtNextReport(): { count: number; at?: number } {
   armedKill = { count: 0 };
   return armedKill;

@@ -60,6 +60,7 @@ import {
   completions,
   failCompletionInserts,
   inComponent,
+  killExecutorAtNextReport,
   jobStates,
   keyStatus,
   setup,
@@ -1159,7 +1160,10 @@ async function runOn(
         const running = await runningSoon();
         if (running.length === 0) break;
         const work = running[step.index % running.length];
-        doomed.add(`${work._id}#${runNumberOf(work)}`);
+        // A task's executor dies at its next report (a failed report alone no longer kills it:
+        // it sends the report again); a worker's or runner's completion writes fail.
+        if (work.state.executorId !== undefined) killExecutorAtNextReport(work.state.executorId);
+        else doomed.add(`${work._id}#${runNumberOf(work)}`);
         const job = jobs.find((j) => j.id === work._id);
         if (job) job.killed = true;
         totals.runnerDeaths++;

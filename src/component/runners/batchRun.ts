@@ -255,16 +255,17 @@ export class BatchRun {
       // A closed batch's report hands a failed call to the scheduler itself: past that, the run
       // fails, and recovery settles its jobs.
       if (batch !== undefined) throw error;
-      // Kept for the next call, first, in their order (their bytes stay held).
-      this.outcomes = [...outcomes, ...this.outcomes];
+      // Kept for the next call (their bytes stay held): first, in their order; one sent alone
+      // goes last, so that the others are not held up behind it.
+      if (outcomes.length === 1 && ++this.failedAlone >= REPORT_TRIES_ALONE) {
+        this.failedAlone = 0;
+        outcomes[0] = unrecordable(outcomes[0], error);
+      }
+      this.outcomes = isolate ? [...this.outcomes, ...outcomes] : [...outcomes, ...this.outcomes];
       this.recount();
       this.failedCalls++;
       this.retryAt =
         Date.now() + Math.min(REPORT_RETRY_MAX_MS, REPORT_RETRY_MS * 2 ** this.failedCalls);
-      if (outcomes.length === 1 && ++this.failedAlone >= REPORT_TRIES_ALONE) {
-        this.failedAlone = 0;
-        this.outcomes[0] = unrecordable(outcomes[0], error);
-      }
       return { more: false, stop: false, failed: true };
     }
     this.release(bytes);
