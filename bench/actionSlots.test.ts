@@ -50,6 +50,10 @@ describe("action slots", () => {
     // Each job's own action runs in its caller's slot and is timed apart.
     expect(a.nested).toEqual({ count: 12, ms: 12_000 });
     expect(a.byFunction["app:jobs:work"]).toEqual({ count: 12, ms: 12_000 });
+    // Counted as a deployment counts them, every execution at once: the six jobs' actions and at
+    // least their runner, past the three slots the blocking rule kept.
+    expect(a.maxExecutions).toBeGreaterThanOrEqual(6 + 1);
+    expect(a.maxExecutions).toBeGreaterThan(a.maxRunning);
   }, 60_000);
 
   it("without a limit, only measure", async () => {
@@ -77,6 +81,8 @@ describe("action slots", () => {
     expect(a.nested).toEqual({ count: 0, ms: 0 });
     expect(a.topLevel.count).toBe(a.byFunction["app:tasks:run"].count);
     expect(a.maxRunning).toBeLessThanOrEqual(3);
+    // Executors call no action: both rules count the same.
+    expect(a.maxExecutions).toBe(a.maxRunning);
     expect(r.maxConcurrency).toBe(6);
   }, 60_000);
 });

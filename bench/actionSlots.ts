@@ -12,7 +12,12 @@
  * (`ctx.runAction`, depth 2 and more: the job's own action under a worker, an action runner or the
  * peer's batch worker) runs inside its caller's slot, never waiting: counting it too would let
  * callers that hold every slot wait forever on their callees. The same rule for both pools: under
- * it, a runner's (or a batch worker's) jobs share its slot, which flatters both alike.
+ * it, a runner's (or a batch worker's) jobs share its slot, which flatters both alike. So each
+ * run is also measured under the second rule, counting, not blocking: every action execution,
+ * nested ones included, counts against the limit (on a deployment each is an execution of its own),
+ * and the peak of all executions at once is reported beside the peak of slots
+ * (`maxExecutions` beside `maxRunning`). Blocking nested calls would deadlock (a caller holding a
+ * slot waits on its callee), so the second rule counts only.
  * Queries and mutations are never held back.
  *
  * Measured per run (`startActionSlots`), on the virtual clock: every action's time from its start
@@ -37,8 +42,12 @@ export type ActionStats = {
   nested: ActionTime;
   /** Per function, keyed `component:udfPath` (`app` for the app), both kinds. */
   byFunction: Record<string, ActionTime>;
-  /** The most scheduler-started actions running at once. */
+  /** The most scheduler-started actions running at once (the blocking rule: nested calls run in
+   * their caller's slot). */
   maxRunning: number;
+  /** The most action executions running at once, nested ones included (the counting rule: each
+   * execution counts against the limit, as on a deployment; never blocks). */
+  maxExecutions: number;
   /** The most actions waiting for a slot at once, and their total wait (ms). */
   maxWaiting: number;
   waitedMs: number;
@@ -49,6 +58,8 @@ class Slots {
   readonly stats: ActionStats;
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  /** Action executions running now, nested ones included (the counting rule). */
+  private executing = 0;
   /** Actions not yet ended, with when they started (ended at `finish`). */
   private readonly open = new Map<object, { start: number; time: ActionTime[] }>();
 
@@ -59,6 +70,7 @@ class Slots {
       nested: { count: 0, ms: 0 },
       byFunction: {},
       maxRunning: 0,
+      maxExecutions: 0,
       maxWaiting: 0,
       waitedMs: 0,
     };
@@ -94,6 +106,8 @@ class Slots {
     const token = {};
     this.open.set(token, { start: Date.now(), time });
     for (const t of time) t.count++;
+    this.executing++;
+    s.maxExecutions = Math.max(s.maxExecutions, this.executing);
     const end = () => this.close(token);
     const result = body();
     if (result instanceof Promise) return result.finally(end) as T;
@@ -105,6 +119,7 @@ class Slots {
     const entry = this.open.get(token);
     if (!entry) return;
     this.open.delete(token);
+    this.executing--;
     for (const t of entry.time) t.ms += Date.now() - entry.start;
   }
 

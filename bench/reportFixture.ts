@@ -327,6 +327,7 @@ function actionsOf(sc: Scenario, side: SideName, makespanMs: number): ActionStat
     nested: sc.tasks ? { count: 0, ms: 0 } : job,
     byFunction,
     maxRunning: sc.tasks ? 12 : side === "ours" ? 16 : 1,
+    maxExecutions: sc.tasks ? 12 : side === "ours" ? 48 : 17,
     maxWaiting: sc.tasks ? 0 : 2,
     waitedMs: makespanMs > 0 && !sc.tasks ? 40 : 0,
   };

@@ -80,7 +80,7 @@ describe("action runners", () => {
     const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
     const killed = killFirstRunners();
     const ids = await enqueue(t, "action", sixActions({ ms: 1_000 }), { options: retry });
-    await runUntil(t, async () => (await completions(t)).length === 6, 120_000, 500);
+    await runUntil(t, async () => (await completions(t)).length === 6, 15 * 60_000, 1_000);
     expect(killed.count).toBeGreaterThan(0);
     for (const id of ids) {
       expect(await info(t, id)).toMatchObject({
@@ -90,13 +90,37 @@ describe("action runners", () => {
     }
   });
 
+  it("a runner killed while its jobs' actions run: none is rerun before its action could have ended", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const retry = { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } };
+    killFirstRunners();
+    // One job ends at once and its report kills the runner; the others' actions run on, 5 minutes.
+    const argsList = [
+      { key: "a0" },
+      ...keys(6)
+        .slice(1)
+        .map((key) => ({ key, ms: 5 * 60_000 })),
+    ];
+    await enqueue(t, "action", argsList, { options: retry });
+    await runUntil(t, async () => (await completions(t)).length === 6, 20 * 60_000, 1_000);
+    for (const key of keys(6).slice(1)) {
+      const [first, second] = probe.starts.get(key)!;
+      // Convex gives an action 10 minutes: the retry waits that long, not a recovery cycle.
+      expect(second - first).toBeGreaterThanOrEqual(10 * 60_000);
+    }
+    // Each job's first run had ended before its second began: never two runs at once.
+    expect(probe.maxRunning).toBeLessThanOrEqual(6);
+  });
+
   it("a runner killed mid-batch: a job with no retries left fails with 'runner died'", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
     killFirstRunners();
     await enqueue(t, "action", sixActions({ ms: 1_000 }));
-    await runUntil(t, async () => (await completions(t)).length === 6, 120_000, 500);
+    await runUntil(t, async () => (await completions(t)).length === 6, 15 * 60_000, 1_000);
     for (const done of await completions(t)) {
       expect(done.result.error).toMatch(/^workpool: runner died \(/);
     }
@@ -118,6 +142,45 @@ describe("action runners", () => {
     expect(done).toHaveLength(6);
     expect(done.every((c) => c.result.returnValue === "real")).toBe(true);
     for (const key of keys(6)) expect(probe.attempts.get(key)).toBe(1);
+  });
+
+  it("give a job in a runner Convex's full 10 minutes: two 9-minute actions started together succeed", async () => {
+    const t = setup();
+    const nineMinutes = 9 * 60_000;
+    await enqueue(
+      t,
+      "action",
+      [
+        { key: "a", ms: nineMinutes },
+        { key: "b", ms: nineMinutes },
+      ],
+      {
+        batch: true,
+      },
+    );
+    await runUntil(t, async () => (await completions(t)).length === 2, 11 * 60_000, 1_000);
+    expect(await scheduledActions(t)).toEqual({ runners: 1, workers: 0 });
+    for (const { result } of await completions(t)) expect(result.kind).toBe("success");
+  });
+
+  it("never start a job's retry while its first run may still run: two jobs, at most two runs at once", async () => {
+    const t = setup();
+    const nineMinutes = 9 * 60_000;
+    await enqueue(
+      t,
+      "action",
+      [
+        { key: "g:a", ms: nineMinutes },
+        { key: "g:b", ms: nineMinutes },
+      ],
+      {
+        batch: true,
+        options: { retry: { maxAttempts: 2, initialBackoffMs: 1_000, base: 2 } },
+      },
+    );
+    await runFor(t, 10 * 60_000, 1_000);
+    expect(probe.groupMax.get("g")).toBe(2);
+    expect(probe.attempts.get("g:a")).toBe(1);
   });
 
   it("a canceled running action runs to its end and reports once", async () => {

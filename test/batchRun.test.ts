@@ -4,8 +4,11 @@
  * holds unreported, its time limit), which an end-to-end test can see only from outside.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SEGMENT_MS } from "../src/component/model/segments.js";
 import {
   BatchRun,
+  CANCEL_ABORT_BOUND_MS,
+  CHECK_IN_INTERVAL_MS,
   EXECUTOR_BUDGET_MS,
   HELD_RESULT_BYTES_LIMIT,
   type BatchRunner,
@@ -65,6 +68,7 @@ function runner(
   return {
     concurrency,
     noun: "task",
+    budgetMs: EXECUTOR_BUDGET_MS,
     report: pool.report,
     timeoutOf: () => timeoutMs,
     refuse: () => undefined,
@@ -163,5 +167,28 @@ describe("a batch run's limits", () => {
     expect(signal?.aborted).toBe(true);
     // Its last report says it ends.
     expect(pool.requests.at(-1)).toMatchObject({ ending: true });
+  });
+
+  it("takes nothing at its time limit: its last reports say room 0, so the pool keeps (and takes back) what waits for it", async () => {
+    startVirtualClock();
+    // A canceled task whose handler ignores its signal holds every slot until the time limit.
+    const pool = standInPool((call) =>
+      call === 1
+        ? { tasks: [0, 1, 2, 3, 4].map(handed) }
+        : call === 2
+          ? { cancels: ["w0", "w1", "w2", "w3", "w4"] }
+          : {},
+    );
+    const run = new BatchRun(runner(pool, 5, () => new Promise(() => {})));
+    await runToEnd(run, EXECUTOR_BUDGET_MS + 60_000, 5_000);
+    const last = pool.requests.filter((request) => request.ending);
+    expect(last.length).toBeGreaterThan(0);
+    // Before, it said room 5, took what the pool had handed it meanwhile, and dropped it unrun.
+    for (const request of last) expect(request.room).toBe(0);
+  });
+
+  it("keeps its check-ins close enough for the cancel bound: a check-in and the pass that hands a cancel over (two segments) fit in it", () => {
+    expect(CHECK_IN_INTERVAL_MS + 2 * SEGMENT_MS).toBeLessThan(CANCEL_ABORT_BOUND_MS);
+    expect(CANCEL_ABORT_BOUND_MS).toBe(2_500); // the figure API-EXTENSIONS section 8 promises
   });
 });

@@ -195,6 +195,7 @@ const poolFunction = fc.constantFrom<PoolFunction>(
   "check",
   "checkWakes",
   "sweep",
+  "report",
 );
 
 /** The name the model test gives the deployment-like backend for its executor action (test/app/

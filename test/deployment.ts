@@ -69,6 +69,8 @@ export const POOL_FUNCTIONS = {
   check: /^(mainLoop\/watchdog|watchdog):check$/,
   checkWakes: /^(mainLoop\/watchdog|watchdog):checkWakes$/,
   sweep: /^(mainLoop\/sweep|sweep):sweep$/,
+  /** An executor's report (review 2026-11-26: commit faults never reached it). */
+  report: /^runners\/executor:report$/,
 } as const;
 export type PoolFunction = keyof typeof POOL_FUNCTIONS;
 

@@ -4,6 +4,7 @@
  * concurrency 5 with tasks `io`, `quick` and `throwsAtOnce`) on the virtual clock (helpers.ts).
  */
 import { anyApi } from "convex/server";
+import { CANCEL_ABORT_BOUND_MS } from "../src/component/runners/batchRun.js";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { signals } from "./app/tasks.js";
@@ -251,7 +252,7 @@ describe("executors", () => {
     const canceledAt = Date.now();
     await t.mutation(anyApi.pool.cancel, { id });
     await runUntil(t, () => signals.has("long"), 5_000, 50);
-    expect(Date.now() - canceledAt).toBeLessThanOrEqual(2_500);
+    expect(Date.now() - canceledAt).toBeLessThanOrEqual(CANCEL_ABORT_BOUND_MS);
     await runUntil(t, async () => (await completions(t)).length === 1, 5_000, 50);
     expect((await completions(t))[0].result).toEqual({ kind: "canceled" });
   });
@@ -269,7 +270,7 @@ describe("executors", () => {
       10_000,
       50,
     );
-    expect(Date.now() - canceledAt).toBeLessThanOrEqual(2_500);
+    expect(Date.now() - canceledAt).toBeLessThanOrEqual(CANCEL_ABORT_BOUND_MS);
     const done = (await completions(t)).find((c) => c.workId === ids[5])!;
     expect(done.result).toEqual({ kind: "canceled" });
     await runUntil(t, async () => (await completions(t)).length === 6, 20_000, 100);
@@ -474,7 +475,8 @@ function countInserts(
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (op === "1.0/insert") {
       const { table: inserted, value } = JSON.parse(jsonArgs);
-      if (inserted === table) {
+      // (A hand-over row a report keeps for a retry of itself, `takenBy`, is not the loop's.)
+      if (inserted === table && value.takenBy === undefined) {
         seen.rows++;
         seen.items += itemsOf(value);
       }
@@ -504,13 +506,19 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     // a row holds more than the 7 free slots: each pass starts what fits, the rest waits in it,
     // and the loop starts them in the order they were enqueued
     expect(probe.groupMax.get("o")).toBeLessThanOrEqual(7);
+    // (A task the first executor gave back at its first report, before it said it runs five,
+    // goes behind those due, as a snooze does: only the others are in order.)
     const startedAt = await inComponent(t, async (ctx) => {
       const times: number[] = [];
-      for (const id of ids) times.push((await ctx.db.get(id)).state.startedAt);
+      for (const id of ids) {
+        const work = await ctx.db.get(id);
+        if ((work.snoozes ?? 0) === 0) times.push(work.state.startedAt);
+      }
       return times;
     });
+    expect(startedAt.length).toBeGreaterThan(240);
     expect(startedAt).toEqual([...startedAt].sort((a, b) => a - b));
-    expect(new Set(startedAt).size).toBeGreaterThan(250 / 7);
+    expect(new Set(startedAt).size).toBeGreaterThan(240 / 7);
     const left = await inComponent(t, async (ctx) => await ctx.db.query("pendingStart").collect());
     expect(left).toEqual([]);
   });
@@ -547,10 +555,11 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     await runUntil(t, async () => (await completions(t)).length === 12, 10_000, 50);
     const done = await completions(t);
     expect(done.map((c) => c.workId).sort()).toEqual([...ids].sort());
-    expect(handed.items).toBe(12);
-    expect(filed.items).toBe(12);
-    // concurrency 5: the first pass hands an executor 5 (its default is filled at once), and
-    // each report carries the outcomes of the tasks that ended together
+    // concurrency 5: the first pass hands a new executor 10 (maxParallelism; it has not said
+    // how many it runs); its first report takes 5 and gives back 5 (filed as outcomes), which
+    // the loop hands on; each report carries the outcomes of the tasks that ended together
+    expect(handed.items).toBe(12 + 5);
+    expect(filed.items).toBe(12 + 5);
     expect(handed.rows).toBeLessThan(12);
     expect(filed.rows).toBeLessThan(12);
   });
@@ -603,8 +612,10 @@ describe("rows of many jobs: a batch's start rows, hand-overs, reports", () => {
     const handed = countInserts("handovers", (row) => row.tasks.length);
     const left: number[] = [];
     interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
-      if (op === "1.0/shallowMerge" && jsonArgs.includes('"table":"handovers"')) {
-        left.push(JSON.parse(jsonArgs).value.tasks.length);
+      const { table, value } = JSON.parse(jsonArgs);
+      // The row's rest, written back (not what a report keeps for a retry of itself, `takenBy`).
+      if (op === "1.0/shallowMerge" && table === "handovers" && value.takenBy === undefined) {
+        left.push(value.tasks.length);
       }
       return await asyncSyscall(op, jsonArgs);
     });

@@ -9,6 +9,8 @@ import { vi } from "vitest";
 import { register, type RegisterOptions } from "../src/test.js";
 import schema from "./app/schema.js";
 import { probe } from "./app/probe.js";
+import * as tasksApp from "./app/tasks.js";
+import * as brokenExecutorsApp from "./app/brokenExecutors.js";
 import { advance, startVirtualClock } from "./virtualClock.js";
 
 export const appModules = import.meta.glob("./app/**/*.ts");
@@ -19,6 +21,8 @@ export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
  * `register` (pools without a configured logLevel log at WARN unless it says otherwise). */
 export function setup(options?: RegisterOptions) {
   startVirtualClock();
+  armedKill = undefined;
+  doomedExecutors.clear();
   probe.reset();
   const t = convexTest({ schema, modules: appModules, transactionLimits: true });
   register(t as any, "workpool", options);
@@ -248,7 +252,7 @@ export function renameSchedules(rename: (name: string) => string): string[] {
   return renamed;
 }
 
-/** Makes the next `times` schedules of a function whose name contains `name` throw (after letting
+/** Makes the next `times` schedules of a function whose name (or handle) contains `name` throw (after letting
  * the first `after` through), so the transaction that asked for them rolls back (e.g. a loop pass
  * that starts a worker). */
 export function failSchedules(name: string, times: number, after = 0): { count: number } {
@@ -256,7 +260,10 @@ export function failSchedules(name: string, times: number, after = 0): { count: 
   let seen = 0;
   interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
     if (op === "1.0/schedule" && failed.count < times) {
-      if (scheduledName(JSON.parse(jsonArgs)).includes(name) && ++seen > after) {
+      const args = JSON.parse(jsonArgs);
+      // A function handle (an executor's) is matched by its text, which holds its path.
+      const target = scheduledName(args) || String(args.functionHandle ?? "");
+      if (target.includes(name) && ++seen > after) {
         failed.count++;
         throw new Error(`injected: failure to schedule ${name}`);
       }
@@ -320,20 +327,64 @@ export function busiestWindow(starts: number[], periodMs: number): number {
 /** `interceptSyscalls` for other test modules (test/deployment.ts builds its backend on it). */
 export const interceptAsyncSyscalls = interceptSyscalls;
 
-/** Makes the next report an executor sends fail (its read of its own executor row, which the
- * loop here does not make in the meantime), so that its action fails with every task it holds,
- * as a killed executor's would. (convex-test runs an action's own calls outside the syscall hook,
- * so the fault is injected inside the report.) Returns how many were killed (one at most) and
- * when (virtual ms). */
+/** The kill `killRunnerAtNextReport` armed, if it has not fired yet (reset by `setup`). */
+let armedKill: { count: number; at?: number } | undefined;
+/** Executors (by id) `killExecutorAtNextReport` doomed: each dies at its next report. */
+const doomedExecutors = new Set<string>();
+/** The test app's executor actions, hooked once so that a kill can reach them. */
+const hookedExecutors = new Set<unknown>();
+type ExecutorAction = { _handler: (ctx: any, args: any) => Promise<unknown> };
+
+/** Wraps an executor action's handler: while a kill is armed, the next report it sends kills it
+ * (the call never returns and the action fails at once, as a killed action's run ends, with every
+ * task it holds; its tasks' promises go on, as dangling code would). */
+function hookExecutor(action: ExecutorAction): void {
+  if (hookedExecutors.has(action)) return;
+  hookedExecutors.add(action);
+  const handler = action._handler;
+  action._handler = (ctx, args) => {
+    let kill: (error: Error) => void = () => {};
+    const killed = new Promise<never>((_, reject) => (kill = reject));
+    const runMutation = ctx.runMutation;
+    const wrapped = {
+      ...ctx,
+      runMutation: async (reference: unknown, callArgs: unknown) => {
+        const executorId = (args as { executorId?: string } | undefined)?.executorId;
+        if (executorId !== undefined && doomedExecutors.delete(executorId)) {
+          kill(new Error("injected: the executor was killed"));
+          return await new Promise<never>(() => {});
+        }
+        const armed = armedKill;
+        if (armed !== undefined && armed.count === 0) {
+          armed.count++;
+          armed.at = Date.now();
+          armedKill = undefined;
+          kill(new Error("injected: the runner was killed"));
+          return await new Promise<never>(() => {});
+        }
+        return await runMutation(reference, callArgs);
+      },
+    };
+    return Promise.race([handler(wrapped, args), killed]);
+  };
+}
+
+/** Kills the next executor (of the test app's) at its next report: the report is never sent and
+ * the executor's action fails with every task it holds, as a killed executor's would. Returns how
+ * many were killed (one at most) and when (virtual ms). */
+/** Kills the executor `executorId` (of the test app's) at its next report, as
+ * `killRunnerAtNextReport` does. */
+export function killExecutorAtNextReport(executorId: string): void {
+  doomedExecutors.add(executorId);
+}
+
 export function killRunnerAtNextReport(): { count: number; at?: number } {
-  const killed: { count: number; at?: number } = { count: 0 };
-  interceptSyscalls(async (op, jsonArgs, asyncSyscall) => {
-    if (killed.count === 0 && op === "1.0/get" && jsonArgs.includes('"table":"executors"')) {
-      killed.count++;
-      killed.at = Date.now();
-      throw new Error("injected: the runner was killed");
-    }
-    return await asyncSyscall(op, jsonArgs);
-  });
-  return killed;
+  armedKill = { count: 0 };
+  return armedKill;
+}
+
+// Hooked when this module loads, so that an executor already running when a test arms a kill
+// is reached too.
+for (const action of [tasksApp.run, tasksApp.wide, tasksApp.model, brokenExecutorsApp.zerosExec]) {
+  hookExecutor(action as unknown as ExecutorAction);
 }

@@ -53,13 +53,14 @@ import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
+import { MODEL_TASK_TIMEOUT_MS, model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
 import {
   busiestWindow,
   callPool,
   completions,
   failCompletionInserts,
   inComponent,
+  killExecutorAtNextReport,
   jobStates,
   keyStatus,
   setup,
@@ -72,6 +73,7 @@ import {
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
 import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
+import { CANCEL_ABORT_BOUND_MS } from "../src/component/runners/batchRun.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest, nestedOf, valueOf } from "./app/chaos.js";
@@ -156,6 +158,9 @@ type Op =
   | { op: "cancelAll" }
   | { op: "config"; maxParallelism: number }
   | { op: "kill"; index: number }
+  /** A task of an executor that fails at every start (its function removed by a deploy, or
+   * crashing as it starts): it must end, failed and naming the executor, in bounded time. */
+  | { op: "brokenTask"; retry: boolean }
   | { op: "advance"; ms: number }
   // Chaos programs only:
   | Bulk
@@ -163,11 +168,11 @@ type Op =
   | { op: "fault"; fault: Fault };
 
 const MAX_ATTEMPTS = 3;
-/** A task canceled while it runs has its signal aborted within 2 s (API-EXTENSIONS section 8),
- * counted here from the cancel's request: plus the loop's pass that hands the cancel over. This
- * holds too for a task its executor held but had not started (waiting for a slot, or handed over
- * in the same report as its cancel): it never starts (found by seed 4242, program 155). */
-const CANCEL_ABORT_MS = 2_500;
+/** A task canceled while it runs has its signal aborted within 2.5 s (API-EXTENSIONS section 8,
+ * CANCEL_ABORT_BOUND_MS), counted here from the cancel's request. This holds too for a task its
+ * executor held but had not started (waiting for a slot, or handed over in the same report as its
+ * cancel): it never starts (found by seed 4242, program 155). */
+const CANCEL_ABORT_MS = CANCEL_ABORT_BOUND_MS;
 /** How long an operation on a running job (kill, cancelRunning) lets the clock run for one to
  * start: a job's pass, its runner's or executor's start and a first report take a few hundred
  * ms. */
@@ -319,6 +324,10 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
   { weight: TASK_WEIGHT, arbitrary: taskBatch(job) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("brokenTask" as const), retry: fc.boolean() }),
+  },
 ];
 
 /** Two to eight tasks enqueued in one `enqueueTaskBatch`: the first's options for all (a batch
@@ -386,6 +395,9 @@ type ModelJob = JobSpec & {
   /** Its runner was killed or a fault of the pool's own hit one of its attempts: it must still
    * report exactly once, but either way. */
   killed: boolean;
+  /** A task of a dead executor that never started that attempt's handler: whatever it ends as,
+   * never "not rerun, since it ran". */
+  neverRan?: boolean;
   /** The context its onComplete must get. */
   context: Record<string, unknown>;
   /** `retry()` ran it again (the new job shares its name, so its runs are counted together). */
@@ -413,8 +425,14 @@ type WorkRow = {
     scheduledId?: string;
     /** A running task's executor. */
     executorId?: string;
+    /** When the current attempt started (was handed to its runner). */
+    startedAt?: number;
   };
 };
+
+/** Whether the task's handler started during its current attempt (taskRuns, by its key). */
+const startedThisAttempt = (key: string, w: WorkRow) =>
+  (taskRuns.get(key) ?? []).some((run) => run.start >= (w.state.startedAt ?? Infinity));
 
 /** The number of a job's current (or next) run, as its runner reports it: attempts and snoozes so
  * far, plus one. */
@@ -482,6 +500,10 @@ const newTotals = () => ({
    * them. */
   executorDeaths: 0,
   tasksInDeadExecutors: 0,
+  /** Of the tasks a dead executor held, those whose handler had not started that attempt. */
+  unstartedInDeadExecutors: 0,
+  /** Tasks of an executor that always fails. */
+  brokenTasks: 0,
   /** Tasks whose outcome was a timeout, and tasks that ended canceled after they had started. */
   tasksTimedOut: 0,
   tasksCanceledRunning: 0,
@@ -538,7 +560,8 @@ afterAll(() => {
 const tasksLine = (c: Totals) =>
   `${c.tasks} tasks (${c.taskBatches} batches), ${c.tasksTimedOut} timed out, ` +
   `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
-  `(${c.tasksInDeadExecutors} tasks in them)`;
+  `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started), ` +
+  `${c.brokenTasks} tasks of a broken executor`;
 
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
@@ -637,6 +660,10 @@ async function runOn(
   const keyCeilings = new Map<string, number>();
   const highestLimits = new Map<string, number>();
   const pausedKeys = new Set<string>();
+  /** When the pool was paused, while it is. */
+  let poolPausedAt: number | undefined;
+  /** Tasks of the executor that always fails (brokenTask), by id. */
+  const brokenTasks: string[] = [];
   let poolPaused = false;
   const usedKeys = new Set<string>();
   // The latest job enqueued with each dedupe key.
@@ -804,13 +831,23 @@ async function runOn(
         ? deployment.documents("handovers")
         : await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect())
       )
+        // (Rows a report took, kept for a retry of it, are taken, not untaken.)
+        .filter((h: { takenBy?: number }) => h.takenBy === undefined)
         .flatMap((h: { tasks: Array<{ workId: string }> }) => h.tasks)
         .map((task: { workId: string }) => task.workId),
     );
     for (const w of inDead) {
       const job = jobs.find((j) => j.id === w._id);
       if (job && !job.killed && !untaken.has(w._id)) {
+        // A task of a dead executor whose handler never started this attempt was never run:
+        // its outcome stands (it goes back, or its attempt ends "executor died" and its policy
+        // retries it), unless it has no attempt left; one that started may end either way.
         job.killed = true;
+        if (w.state.executorId !== undefined && !startedThisAttempt(job.key, w)) {
+          job.neverRan = true;
+          totals.unstartedInDeadExecutors++;
+          continue;
+        }
         if (w.state.executorId !== undefined) totals.tasksInDeadExecutors++;
       }
     }
@@ -905,6 +942,21 @@ async function runOn(
     // After the limit is lowered, jobs already running may finish; nothing new may start.
     ceiling = Math.max(limit, Math.min(ceiling, running));
     expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
+    // The same for the handlers themselves (review 2026-11-26 M2: an executor held more than it
+    // could start): those running now, less those past their timeout (abandoned by design).
+    const now = Date.now();
+    const handlers = [...taskRuns.values()]
+      .flat()
+      .filter((run) => run.end === undefined && now - run.start < MODEL_TASK_TIMEOUT_MS).length;
+    expect(handlers, "task handlers running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
+    // No handler starts after pause() unless a report before the pause took its task: it starts
+    // in the same instant the report's answer arrives, so none starts later while paused.
+    if (pausedThrough.pool && poolPausedAt !== undefined) {
+      const late = [...taskRuns.entries()].flatMap(([key, runs]) =>
+        runs.filter((run) => run.start > poolPausedAt!).map((run) => `${key}@${run.start}`),
+      );
+      expect(late, `handlers started after pause() at ${poolPausedAt}`).toEqual([]);
+    }
     const done = new Set((await completions(t)).map((c) => c.workId));
     if (jobs.length > 0) {
       const statuses = await statusesOf(jobs);
@@ -1153,7 +1205,10 @@ async function runOn(
         const running = await runningSoon();
         if (running.length === 0) break;
         const work = running[step.index % running.length];
-        doomed.add(`${work._id}#${runNumberOf(work)}`);
+        // A task's executor dies at its next report (a failed report alone no longer kills it:
+        // it sends the report again); a worker's or runner's completion writes fail.
+        if (work.state.executorId !== undefined) killExecutorAtNextReport(work.state.executorId);
+        else doomed.add(`${work._id}#${runNumberOf(work)}`);
         const job = jobs.find((j) => j.id === work._id);
         if (job) job.killed = true;
         totals.runnerDeaths++;
@@ -1181,12 +1236,28 @@ async function runOn(
           Math.max(highestLimits.get(step.key) ?? 1, step.parallelism ?? 1),
         );
         break;
+      case "brokenTask": {
+        const options = step.retry
+          ? { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } }
+          : {};
+        brokenTasks.push(
+          await t.mutation(anyApi.brokenExecutors.enqueueBroken, {
+            options,
+            poolOptions: poolOptions(),
+          }),
+        );
+        totals.brokenTasks++;
+        break;
+      }
       case "pause":
       case "resume": {
         const paused = step.op === "pause";
         await callPool(t, step.op, [step.key === undefined ? {} : { key: step.key }]);
-        if (step.key === undefined) poolPaused = paused;
-        else {
+        if (step.key === undefined) {
+          poolPaused = paused;
+          if (paused) poolPausedAt ??= Date.now();
+          else poolPausedAt = undefined;
+        } else {
           usedKeys.add(step.key);
           if (paused) pausedKeys.add(step.key);
           else pausedKeys.delete(step.key);
@@ -1329,6 +1400,7 @@ async function runOn(
   }
   if (poolPaused) await callPool(t, "resume", [{}]);
   poolPaused = false;
+  poolPausedAt = undefined;
   for (const key of pausedKeys) await callPool(t, "resume", [{ key }]);
   pausedKeys.clear();
   if (!chaos) {
@@ -1361,6 +1433,17 @@ async function runOn(
     await checkOperatorView(await workRows());
   }
   const all = await completions(t);
+  // A task whose executor always fails ends (review 2026-11-26 H3): once, failed naming the
+  // executor (or canceled, by a cancelAll).
+  for (const id of brokenTasks) {
+    const calls = all.filter((c) => c.workId === id);
+    expect(calls, `onComplete calls of the broken executor's task ${id}`).toHaveLength(1);
+    if (calls[0].result.kind === "failed") {
+      expect(calls[0].result.error).toMatch(/failed before it started the task/);
+    } else {
+      expect(calls[0].result.kind).toBe("canceled");
+    }
+  }
   const finalStatus = new Map((await statusesOf(jobs)).map((status, i) => [jobs[i].id, status]));
   const byId = new Map<string, any[]>();
   for (const c of all) byId.set(c.workId, [...(byId.get(c.workId) ?? []), c]);
@@ -1386,6 +1469,13 @@ async function runOn(
     expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
     expect(calls[0].context).toEqual(chaos ? digest(job.context) : job.context);
     const kind = calls[0].result.kind;
+    // A task never started is never "ran" (review 2026-11-26 M1).
+    if (job.neverRan) {
+      expect(
+        String(calls[0].result.error ?? ""),
+        `result of ${job.key}, never started`,
+      ).not.toMatch(/not rerun, since it ran/);
+    }
     if (job.kind === "task" && !job.killed && !job.retried) {
       // A task whose signal a cancel aborted ends canceled, whatever its handler then did.
       if (signals.get(job.key)?.includes("canceled")) {

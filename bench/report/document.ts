@@ -189,7 +189,8 @@ export function progressLine(r: Measured, logged: { error: number; warn: number 
       : "") +
     (r.actions?.limit
       ? ` | actions ${r.actions.topLevel.count} started, at most ${r.actions.maxRunning} at once ` +
-        `(limit ${r.actions.limit}), ${r.actions.maxWaiting} waiting, ` +
+        `(limit ${r.actions.limit}; ${r.actions.maxExecutions ?? "?"} executions at once, nested ` +
+        `counted), ${r.actions.maxWaiting} waiting, ` +
         `${fmt((r.actions.topLevel.ms + r.actions.nested.ms) / 1000, 0)} action-s`
       : "") +
     ` | console.error ${logged.error} warn ${logged.warn}\n`

@@ -165,6 +165,10 @@ const ROWS: Row[] = [
         : "—",
   },
   {
+    label: "most action executions at once, nested calls counted (the counting rule)",
+    cell: (r) => (r.actions ? String(r.actions.maxExecutions ?? "—") : "—"),
+  },
+  {
     label: "most jobs running at once (maxParallelism)",
     cell: (r) => `${r.maxConcurrency} (${r.scenario.maxParallelism})`,
   },

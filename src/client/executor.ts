@@ -19,7 +19,7 @@ import {
 import { v, type ObjectType, type PropertyValidators } from "convex/values";
 import { validate } from "convex-helpers/validators";
 import { errorMessage, invalidArgument } from "../component/model/errors.js";
-import { BatchRun, type Handed } from "../component/runners/batchRun.js";
+import { BatchRun, EXECUTOR_BUDGET_MS, type Handed } from "../component/runners/batchRun.js";
 import type { WorkId, WorkpoolComponent } from "./types.js";
 
 /** Tasks one executor runs at once unless told: enough to hide I/O waits, few enough for memory. */
@@ -148,6 +148,7 @@ export function defineExecutor<A extends Record<string, PropertyValidators>, T>(
       await new BatchRun({
         concurrency,
         noun: "task",
+        budgetMs: EXECUTOR_BUDGET_MS,
         report: async (request) =>
           await ctx.runMutation(component.runners.executor.report, { executorId, ...request }),
         timeoutOf: (handed) => tasks[handed.task]?.timeoutMs ?? MAX_TASK_TIMEOUT_MS,

@@ -71,6 +71,10 @@ export default defineSchema({
     dedupeKey: v.optional(v.string()),
     /** For a task (API-EXTENSIONS section 8): its name in the executor `fnHandle` names. */
     task: v.optional(v.string()),
+    /** For a task: how many times recovery took it back, never started, from an executor whose
+     * action failed (not one that ended normally). Past TAKE_BACKS_FREE, each further one is a
+     * failed attempt (mainLoop/recovery.ts), so a broken executor cannot keep a task forever. */
+    failedTakeBacks: v.optional(v.number()),
     /** Set on a finished job that `retry` ran again: the job that run is (a later retry of this
      * one returns it and creates nothing). */
     retriedAs: v.optional(v.id("work")),
@@ -344,6 +348,14 @@ export default defineSchema({
     tasks: v.array(vTaskHandover),
     /** Tasks to cancel (their signal aborts). */
     cancels: v.array(v.id("work")),
+    /** The pool's maxParallelism when the loop handed these tasks over: a report that finds it
+     * lowered since gives them back untaken (runners/executor.ts), so that tasks not yet taken
+     * obey the new limit. */
+    maxParallelism: v.optional(v.number()),
+    /** Set when a report took this row's tasks and cancels: that report's sequence number. The
+     * row stays until the executor's next report (a later number) deletes it, so that a retry of
+     * the report whose answer was lost gets the same tasks again (runners/executor.ts). */
+    takenBy: v.optional(v.number()),
   }).index("by_executor", ["executorId", "segment"]),
 
   /**

@@ -375,6 +375,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           "mutation",
           "internal",
           {
+            argsRoom?: number;
             concurrency?: number;
             ending?: boolean;
             executorId: string;
@@ -393,6 +394,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               workId: string;
             }>;
             room?: number;
+            seq?: number;
           },
           {
             cancels: Array<string>;

@@ -6,9 +6,12 @@
  * pass, holding every task the pass handed it) instead of a scheduled worker. Only the loop calls this; it never runs user code and never waits for an executor.
  */
 import type { FunctionHandle } from "convex/server";
+import { internal } from "../_generated/api.js";
+import { capErrorMessage, errorMessage } from "../model/errors.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import { runNumber, type TaskHandover } from "../model/validators.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
+import type { MutationCtx } from "../_generated/server.js";
 import type { Pass } from "./pass.js";
 
 /** Tasks an executor is handed before it says how many it runs at once (its first report): the
@@ -18,6 +21,10 @@ export const DEFAULT_EXECUTOR_CONCURRENCY = 50;
  * Convex ends an action after 10 minutes and a task may take 5 (the longest timeoutMs), so a task
  * handed over in the first 4 minutes always has time to run. */
 export const EXECUTOR_HANDOVER_WINDOW_MS = 4 * 60_000;
+/** When an executor's row is checked for deletion after its start: Convex ends an action 10
+ * minutes after it starts, plus a minute for a late start and clocks (runners/executor.ts
+ * `dropIfOver`). */
+export const EXECUTOR_ROW_CHECK_AFTER_MS = 11 * 60_000;
 /** Bytes of tasks one `handovers` row holds at most (a pass handing more writes more rows): each
  * task's args are inline only up to 8 KiB; 64 KiB keeps what recovery may read of a dead
  * executor's rows (HANDOVER_ROWS_READ of them) near a megabyte. */
@@ -152,10 +159,28 @@ async function startExecutor(
     open: true,
     ...(concurrency === undefined ? {} : { concurrency }),
   });
-  const scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
+  let scheduledId: Id<"_scheduled_functions">;
+  try {
+    scheduledId = await ctx.scheduler.runAfter(0, fnHandle as FunctionHandle<"action">, {
+      executorId: id,
+    });
+  } catch (error) {
+    // The executor cannot be scheduled (a deploy removed its function): the pass must not fail
+    // (it would fail again on every run, and wedge the loop). A stand-in that fails at once runs
+    // instead, so that recovery meets an executor that failed before taking its tasks, and the
+    // tasks end in bounded time as for any such executor (recovery.ts, TAKE_BACKS_FREE).
+    pass.log.error("executorUnschedulable", { fnHandle, error: errorMessage(error) });
+    scheduledId = await ctx.scheduler.runAfter(0, internal.runners.executor.unschedulable, {
+      executorId: id,
+      error: capErrorMessage(errorMessage(error)),
+    });
+  }
+  await ctx.db.patch("executors", id, { scheduledId });
+  // Once its action is over for certain, its row goes if nothing else deleted it (its last report
+  // may fail as it dies, and nothing reads a closed row again).
+  await ctx.scheduler.runAfter(EXECUTOR_ROW_CHECK_AFTER_MS, internal.runners.executor.dropIfOver, {
     executorId: id,
   });
-  await ctx.db.patch("executors", id, { scheduledId });
   const row: Doc<"executors"> = {
     _id: id,
     _creationTime: pass.now,
@@ -252,6 +277,8 @@ export async function leftHandovers(
  * executor has more rows than were read and none read holds it. */
 export function untakenIn(left: LeftHandovers, workId: Id<"work">): Untaken | null | "unknown" {
   for (const row of left.rows) {
+    // Tasks a report took (kept for a retry of that report) were taken: not untaken.
+    if (row.takenBy !== undefined) continue;
     const task = row.tasks.find((handed) => handed.workId === workId);
     if (task) return { row, task };
   }
@@ -302,13 +329,18 @@ export async function flushExecutors(pass: Pass): Promise<void> {
 /** Deletes an executor that holds no task any more, with the hand-overs it left: only cancels
  * can be left (an untaken task counts as held until it is taken back), and they are moot. */
 async function dropExecutor(pass: Pass, entry: ExecutorEntry): Promise<void> {
-  const left = await pass.ctx.db
-    .query("handovers")
-    .withIndex("by_executor", (q) => q.eq("executorId", entry.row._id))
-    .take(HANDOVER_ROWS_READ);
-  for (const row of left) await pass.ctx.db.delete("handovers", row._id);
-  await pass.ctx.db.delete("executors", entry.row._id);
+  await deleteExecutorRow(pass.ctx, entry.row._id);
   entry.gone = true;
+}
+
+/** Deletes an executor's row and the hand-over rows it left (see dropExecutor). */
+export async function deleteExecutorRow(ctx: MutationCtx, id: Id<"executors">): Promise<void> {
+  const left = await ctx.db
+    .query("handovers")
+    .withIndex("by_executor", (q) => q.eq("executorId", id))
+    .take(HANDOVER_ROWS_READ);
+  for (const row of left) await ctx.db.delete("handovers", row._id);
+  await ctx.db.delete("executors", id);
 }
 
 /** Writes what the pass handed one executor: as few rows as HANDOVER_ROW_BYTES allows. */
@@ -326,6 +358,7 @@ async function writeHandovers(
       segment,
       tasks: rowTasks,
       cancels: rowCancels,
+      ...(rowTasks.length > 0 ? { maxParallelism: pass.config.maxParallelism } : {}),
     });
   let row: TaskHandover[] = [];
   let bytes = 0;

@@ -34,6 +34,24 @@ export const RECOVERY_BATCH = 100;
  * is taken as lost. Scheduled mutations normally run within milliseconds; a minute covers a
  * backed-up scheduler, and only a report that failed for good ever reaches it. */
 export const REPORT_LOST_AFTER_MS = 60_000;
+/** How long Convex lets an action run: an action job's own `ctx.runAction` in an action runner
+ * is its own execution, which the runner's death does not stop, so it may run this long. */
+export const ACTION_LIMIT_MS = 10 * 60_000;
+/** Added to ACTION_LIMIT_MS before a dead runner's jobs are rerun: the scheduler's and the
+ * servers' clocks, and the child action's start after the runner's end was recorded. */
+export const CHILD_ACTION_MARGIN_MS = 60_000;
+/** Take-backs from executors that failed (not ones that ended normally) that a task gets free,
+ * no attempt used: an executor killed by a deploy or out of memory gives its untaken tasks back
+ * whole. Past this, each further failed executor counts as an attempt (with the retry policy's
+ * backoff), so a task whose executor fails every time (its function removed, or crashing at
+ * start) ends in bounded time, with an error naming the executor (API-EXTENSIONS section 8). */
+export const TAKE_BACKS_FREE = 3;
+
+/** The scheduled name of the stand-in for an executor that could not be scheduled. */
+const UNSCHEDULABLE_NAME = /runners\/executor(\.js)?:unschedulable$/;
+/** The scheduled name of an action runner (runners/actionRunner.ts). */
+const ACTION_RUNNER_NAME = /actionRunner(\.js)?:run$/;
+
 /** Kept below the oldest running job's start when it becomes the next cycle's floor: the loop's
  * clock may step back a little between passes on different servers. */
 export const RECOVERY_FLOOR_MARGIN_MS = 1_000;
@@ -58,8 +76,9 @@ type Verdict =
   | { kind: "alive" }
   | { kind: "dead"; why: string }
   | { kind: "reportLost" }
-  // A task whose executor is over and never took it: back to pending, no attempt used.
-  | { kind: "untaken"; handover: Untaken };
+  // A task whose executor is over and never took it: back to pending, no attempt used unless
+  // the executor failed (`failed`: why, and which) and the task's free take-backs are spent.
+  | { kind: "untaken"; handover: Untaken; failed?: { executor: string; why: string } };
 
 /** A runner's pending completion rows that recovery read in this pass: the attempts they hold
  * (`${workId}:${attempt}`), and whether the runner had more rows than were read. */
@@ -123,7 +142,6 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
     const handover = untakenIn(left, work._id);
     // Among more rows than were read: judged again in the next cycle, as rows are taken back.
     if (handover === "unknown") return { kind: "alive" };
-    if (handover !== null) return { kind: "untaken", handover };
     if (job === null || job.state.kind !== "success") {
       const why =
         job === null
@@ -131,8 +149,28 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
           : job.state.kind === "failed"
             ? `its action failed: ${job.state.error}`
             : "its action was canceled";
+      if (handover !== null) {
+        const executor =
+          job === null
+            ? "of unknown name"
+            : UNSCHEDULABLE_NAME.test(job.name)
+              ? `${work.fnHandle} (it could not be scheduled: ${String(job.args[0]?.error)})`
+              : job.name;
+        return { kind: "untaken", handover, failed: { executor, why } };
+      }
       return { kind: "dead", why: capErrorMessage(why) };
     }
+    if (handover !== null) return { kind: "untaken", handover };
+  }
+  if (
+    (job === null || job.state.kind !== "success") &&
+    (job === null || ACTION_RUNNER_NAME.test(job.name)) &&
+    work.fnType === "action" &&
+    pass.now < childActionsOverAt(work, job)
+  ) {
+    // An action runner that died while its jobs' own actions may still run (each is its own
+    // execution): the attempt is not ended, nor its slot freed, until they cannot.
+    return { kind: "alive" };
   }
   if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
   switch (job.state.kind) {
@@ -149,6 +187,18 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
     default:
       return { kind: "alive" }; // pending and inProgress were handled above
   }
+}
+
+/** When the actions a dead action runner started are over for certain: each started before the
+ * runner ended (its completion time; its start when the scheduler keeps none), and Convex ends an
+ * action ACTION_LIMIT_MS after its start. */
+function childActionsOverAt(
+  work: Doc<"work">,
+  job: { completedTime?: number; scheduledTime: number } | null,
+): number {
+  const startedAt = work.state.kind === "running" ? work.state.startedAt : 0;
+  const runnerEnd = Math.max(startedAt, job?.completedTime ?? 0);
+  return runnerEnd + ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS;
 }
 
 /** A task's executor is over once one of its tasks is found dead or untaken: it is handed no more. */
@@ -202,12 +252,33 @@ export async function recover(pass: Pass): Promise<void> {
         await closeIfTask(pass, work);
         await takeBack(pass, verdict.handover);
         await endAttempt(pass, work);
-        pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });
-        await settleAttempt(pass, work, {
-          kind: "snoozed",
-          delayMs: 0,
-          fnArgs: verdict.handover.task.fnArgs,
+        const fnArgs = verdict.handover.task.fnArgs;
+        if (verdict.failed === undefined) {
+          pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });
+          await settleAttempt(pass, work, { kind: "snoozed", delayMs: 0, fnArgs });
+          break;
+        }
+        const failedTakeBacks = (work.failedTakeBacks ?? 0) + 1;
+        await pass.ctx.db.patch("work", work._id, { failedTakeBacks });
+        pass.log.warn("taskTakenBack", {
+          workId: work._id,
+          fnName: work.fnName,
+          failedTakeBacks,
+          ...verdict.failed,
         });
+        await settleAttempt(
+          pass,
+          { ...work, failedTakeBacks },
+          failedTakeBacks <= TAKE_BACKS_FREE
+            ? { kind: "snoozed", delayMs: 0, fnArgs }
+            : {
+                kind: "failed",
+                error: capErrorMessage(
+                  `workpool: executor ${verdict.failed.executor} failed before it started the task, ${failedTakeBacks} times (the last: ${verdict.failed.why})`,
+                ),
+                fnArgs,
+              },
+        );
         break;
       }
       case "reportLost": {

@@ -20,9 +20,6 @@ import { scheduleReport, vWorkerArgs } from "./worker.js";
 /** Action jobs one runner takes: a pass starts at most START_BATCH (100), so two runners at most;
  * 50 keeps a runner's arguments (inline args are at most 8 KB each) far below Convex's limit. */
 export const ACTION_RUNNER_BATCH = 50;
-/** How long one action job may run in a runner: a runner lasts 9 minutes (Convex ends an action
- * at 10) and starts all its jobs at once, so each has this long and a minute to spare. */
-export const ACTION_TIME_LIMIT_MS = 8 * 60_000;
 
 /** One job of a runner's batch, as the loop hands it over: what a worker gets for one attempt. */
 export const vRunnerJob = v.object(vWorkerArgs);
@@ -56,7 +53,9 @@ export const run = internalAction({
         }
         return { tasks: [], cancels: [], more: false, stop: false };
       },
-      timeoutOf: () => ACTION_TIME_LIMIT_MS,
+      // No budget and no per-job time limit: no timer decides a job's outcome. Each job ends when
+      // its own action settles (Convex ends it at 10 minutes, as under a worker), and the runner
+      // when all have been reported, so a job's slot is never freed while its action may run.
       refuse: () => undefined,
       // The app's action cannot be stopped from here: a canceled one runs to its end, and the
       // loop records what it returned (as for a worker's).

@@ -30,6 +30,12 @@ export const REFILL_AFTER_MS = 250;
 /** While its jobs run and none finishes, a run calls the pool at most this often (for cancels and
  * new hand-overs); reports of outcomes, and their refills, come on top. */
 export const CHECK_IN_INTERVAL_MS = 2_000;
+/** The bound on how long after a cancel a running job's `signal` aborts (API-EXTENSIONS section
+ * 8): a run calls the pool at least every CHECK_IN_INTERVAL_MS while jobs run, and the cancel
+ * reaches it in the first call after the pass that hands it over, which writes into the next
+ * segment (two segments, 0.2 s): 2.2 s at worst, and 0.3 s to spare for the call itself. (Report
+ * calls that fail push it back by their backoff.) */
+export const CANCEL_ABORT_BOUND_MS = 2_500;
 /** Small (inline) results a run gathers, by its own byte count, before it reports them together:
  * far below the 8 MiB it may hold, and below what one report's arguments may carry. */
 export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
@@ -38,8 +44,56 @@ export const UNREPORTED_BYTES_LIMIT = 512 * 1024;
  * would pass it waits, its job not finished, until earlier reports are answered: a run of 20
  * jobs returning 900 KB each at the same moment holds 9 of them, not 18 MB. */
 export const HELD_RESULT_BYTES_LIMIT = 8 * 1024 * 1024;
+/** Bytes of args a run holds at most, by its own byte count, over the jobs it runs or holds
+ * waiting: a report takes jobs only while the run is under it (at least one while it has any
+ * room), so a run holds at most this plus one job's args (1 MB). With the 8 MiB of results it
+ * may hold, a run stays far below the 64 MiB an action gets, whatever its concurrency (review
+ * 2026-11-26 L3: 1,000 jobs of 1 MB each could be held before). */
+export const HELD_ARGS_BYTES_LIMIT = 16 * 1024 * 1024;
+/** The size a job's args count for in HELD_ARGS_BYTES_LIMIT, cached per job. */
+const argsSizes = new WeakMap<Handed, number>();
+function argsBytes(handed: Handed): number {
+  let bytes = argsSizes.get(handed);
+  if (bytes === undefined) {
+    bytes = valueSizeBytes(handed.fnArgs);
+    argsSizes.set(handed, bytes);
+  }
+  return bytes;
+}
 /** Unreported outcomes a run holds before it reports: half of what one report takes. */
 export const UNREPORTED_OUTCOMES_LIMIT = 500;
+
+/** A failed report call is tried again after this, doubled per failure in a row, at most
+ * REPORT_RETRY_MAX_MS: transient errors pass within a few tries, and a run that cannot reach the
+ * pool for long keeps its outcomes and jobs meanwhile. */
+export const REPORT_RETRY_MS = 100;
+export const REPORT_RETRY_MAX_MS = 5_000;
+/** Failed calls in a row after which outcomes are sent one at a time. */
+export const REPORT_ISOLATE_AFTER = 2;
+/** Failed calls carrying one outcome alone after which that outcome is taken as one the pool
+ * cannot record (a result it cannot store): it becomes a failure of its job. */
+export const REPORT_TRIES_ALONE = 3;
+/** Failed report calls in a row at its time limit after which a run gives up (its action fails,
+ * and recovery settles what it held). */
+export const TIME_UP_REPORT_TRIES = 5;
+
+/** The outcome that replaces one the pool could not record: its job's attempt fails, saying why. */
+function unrecordable(outcome: Outcome, error: unknown): Outcome {
+  const why = error instanceof Error ? error.message : String(error);
+  return {
+    workId: outcome.workId,
+    attempt: outcome.attempt,
+    result: {
+      kind: "failed",
+      error: `workpool: the outcome could not be recorded (${why.slice(0, 1_000)})`,
+      ...("fnArgs" in outcome.result ? { fnArgs: outcome.result.fnArgs } : {}),
+    },
+  };
+}
+
+/** Reports a run sends at most at its time limit, each giving back what it reads (up to 20 rows):
+ * more than the pool hands a run in its last minutes; any left are taken back by recovery. */
+export const TIME_UP_REPORTS = 5;
 
 /** The error that ends the attempt of a job canceled before it started (the pool ends the job
  * canceled). */
@@ -70,8 +124,13 @@ export type ReportRequest = {
   /** Jobs the run can start now (a run that takes jobs says so): the report takes no more, so
    * every job it takes starts at once, and one it never took stays with the pool. */
   room?: number;
+  /** Bytes of args the run may still take: the report stops taking once past it (always taking
+   * at least one job if it takes any). */
+  argsRoom?: number;
   outcomes: Outcome[];
   ending?: boolean;
+  /** The report's sequence number (a retry of an unanswered call sends it again). */
+  seq?: number;
 };
 /** What `report` answers. */
 export type ReportAnswer = { tasks: Handed[]; cancels: string[]; more: boolean; stop: boolean };
@@ -87,8 +146,12 @@ export type BatchRunner = {
   noun: string;
   /** Calls the component's `report`. */
   report(request: ReportRequest): Promise<ReportAnswer>;
-  /** A job's time limit; it is taken only while more than that is left of the run. */
-  timeoutOf(handed: Handed): number;
+  /** How long the run lasts (an executor: EXECUTOR_BUDGET_MS). Without one (the action runner)
+   * no clock ends the run: it ends when its jobs have settled and been reported. */
+  budgetMs?: number;
+  /** A job's time limit; it is taken only while more than that is left of the run. Without one
+   * (the action runner) no timer decides a job's outcome: it ends when its action settles. */
+  timeoutOf?(handed: Handed): number;
   /** Why the job cannot run at all (unknown task, bad args): it fails, not to be retried. */
   refuse(handed: Handed): string | undefined;
   /** Runs the job; `signal` aborts on cancel and at the time limit. */
@@ -101,6 +164,9 @@ export type BatchRunner = {
 function handBack(handed: Handed): unknown {
   return fitsInline("args", measureValue(handed.fnArgs)) ? handed.fnArgs : undefined;
 }
+
+/** What a report call came to: `failed` when it did not reach the pool (nothing was lost). */
+type Called = { more: boolean; stop: boolean; failed: boolean };
 
 /** One job in flight. */
 type Running = { handed: Handed; abort: AbortController; canceled: boolean };
@@ -124,21 +190,54 @@ export class BatchRun {
   private refillAt: number | undefined;
   private firstReport = true;
   private wake: (() => void) | undefined;
+  /** The report call under way, if any (calls go one at a time). */
+  private calling: Promise<void> = Promise.resolve();
+  /** The number of the next report (the pool keeps what a report took for a retry of it). */
+  private seq = 1;
+  /** Report calls failed in a row, and single-outcome ones among them. */
+  private failedCalls = 0;
+  private failedAlone = 0;
+  /** When the next call may go, after a failed one. */
+  private retryAt: number | undefined;
+  /** Set at the run's time limit: it takes nothing more. */
+  private timeUp = false;
   /** A report that failed while a job finished: the run ends with it (the pool recovers). */
   private failure: unknown;
 
   constructor(private readonly runner: BatchRunner) {}
 
+  /** Time left of the run's budget (Infinity without one). */
   private timeLeft(): number {
-    return this.startedAt + EXECUTOR_BUDGET_MS - Date.now();
+    const { budgetMs } = this.runner;
+    return budgetMs === undefined ? Infinity : this.startedAt + budgetMs - Date.now();
   }
 
-  /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. */
-  private async report(ending = false): Promise<{ more: boolean; stop: boolean }> {
-    const outcomes = this.outcomes;
-    const bytes = this.unreportedBytes;
-    this.outcomes = [];
-    this.unreportedBytes = 0;
+  /** Calls the pool: hands over the outcomes so far, takes new jobs and cancels. A call that
+   * fails ends nothing: its outcomes are kept and sent again after a backoff, with the same
+   * sequence number, so that the pool answers a retry of a call that did commit with the jobs
+   * that call took (runners/executor.ts). Outcomes that keep failing are sent one at a time, and
+   * one that fails alone REPORT_TRIES_ALONE times becomes a failure of its own job, saying why
+   * (a result the pool cannot store fails only its own job). */
+  private async report(ending = false): Promise<Called> {
+    // One call at a time: a sequence number stands for one call and its retries.
+    const previous = this.calling;
+    let done = () => {};
+    this.calling = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await previous;
+      return await this.call(ending);
+    } finally {
+      done();
+    }
+  }
+
+  private async call(ending: boolean): Promise<Called> {
+    // After failed calls, one outcome at a time: one that cannot be recorded is found alone.
+    const isolate = this.failedCalls >= REPORT_ISOLATE_AFTER && this.outcomes.length > 1;
+    const outcomes = isolate ? this.outcomes.slice(0, 1) : this.outcomes;
+    const bytes = outcomes.reduce((sum, outcome) => sum + valueSizeBytes(outcome.result), 0);
+    this.outcomes = isolate ? this.outcomes.slice(1) : [];
+    this.recount();
     this.lastCall = Date.now();
     // A report that frees slots (or says how many there are) is followed by one for their refill.
     this.refillAt =
@@ -148,13 +247,34 @@ export class BatchRun {
     try {
       answer = await this.runner.report({
         ...(this.firstReport ? { concurrency } : {}),
-        ...(batch === undefined ? { room: this.room() } : {}),
+        ...(batch === undefined
+          ? { room: this.room(), argsRoom: this.argsRoom(), seq: this.seq }
+          : {}),
         outcomes,
         ...(ending ? { ending: true } : {}),
       });
-    } finally {
-      this.release(bytes);
+    } catch (error) {
+      // A closed batch's report hands a failed call to the scheduler itself: past that, the run
+      // fails, and recovery settles its jobs.
+      if (batch !== undefined) throw error;
+      // Kept for the next call (their bytes stay held): first, in their order; one sent alone
+      // goes last, so that the others are not held up behind it.
+      if (outcomes.length === 1 && ++this.failedAlone >= REPORT_TRIES_ALONE) {
+        this.failedAlone = 0;
+        outcomes[0] = unrecordable(outcomes[0], error);
+      }
+      this.outcomes = isolate ? [...this.outcomes, ...outcomes] : [...outcomes, ...this.outcomes];
+      this.recount();
+      this.failedCalls++;
+      this.retryAt =
+        Date.now() + Math.min(REPORT_RETRY_MAX_MS, REPORT_RETRY_MS * 2 ** this.failedCalls);
+      return { more: false, stop: false, failed: true };
     }
+    this.release(bytes);
+    this.seq++;
+    this.failedCalls = 0;
+    this.failedAlone = 0;
+    this.retryAt = undefined;
     this.firstReport = false;
     this.waiting.push(...answer.tasks);
     for (const workId of answer.cancels) {
@@ -170,11 +290,22 @@ export class BatchRun {
       const waiting = this.waiting.findIndex((handed) => handed.workId === workId);
       if (waiting >= 0) this.endUnstarted(this.waiting.splice(waiting, 1)[0]);
     }
-    return { more: answer.more, stop: answer.stop };
+    return { more: answer.more, stop: answer.stop, failed: false };
   }
 
-  /** Jobs the run can start now: free slots, less what it holds waiting. */
+  /** Bytes of args the run may still take: HELD_ARGS_BYTES_LIMIT less the args of the jobs it
+   * holds (running or waiting). */
+  private argsRoom(): number {
+    let held = 0;
+    for (const handed of this.waiting) held += argsBytes(handed);
+    for (const job of this.running.values()) held += argsBytes(job.handed);
+    return Math.max(0, HELD_ARGS_BYTES_LIMIT - held);
+  }
+
+  /** Jobs the run can start now: free slots, less what it holds waiting; none once its time is
+   * up (its last report then takes nothing, and the pool takes back what waits for it). */
   private room(): number {
+    if (this.timeUp) return 0;
     return Math.max(0, this.runner.concurrency - this.running.size - this.waiting.length);
   }
 
@@ -201,9 +332,18 @@ export class BatchRun {
     this.peakHeldBytes = Math.max(this.peakHeldBytes, this.heldBytes);
   }
 
-  /** A report answered (or failed) for `bytes` of results: results waiting for room go on. */
+  /** Counts the bytes of the small results in `outcomes` again. */
+  private recount(): void {
+    this.unreportedBytes = 0;
+    for (const outcome of this.outcomes) {
+      const bytes = valueSizeBytes(outcome.result);
+      if (bytes <= INLINE_VALUE_BYTES) this.unreportedBytes += bytes;
+    }
+  }
+
+  /** A report answered for `bytes` of results: results waiting for room go on. */
   private release(bytes: number): void {
-    this.heldBytes -= bytes;
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
     const waiting = this.reported;
     this.reported = [];
     for (const resume of waiting) resume();
@@ -260,6 +400,16 @@ export class BatchRun {
         fnArgs: handBack(handed),
       });
     }
+    if (this.runner.timeoutOf === undefined) {
+      // No timer: the job ends when its action settles (Convex ends an action at 10 minutes).
+      let result: Outcome["result"];
+      try {
+        result = attemptSuccess(await this.runner.execute(handed, abort.signal));
+      } catch (error) {
+        result = attemptFailure(error, handBack(handed));
+      }
+      return await outcome(result);
+    }
     const timeoutMs = this.runner.timeoutOf(handed);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
@@ -287,10 +437,10 @@ export class BatchRun {
     );
   }
 
-  /** Waits until a job settles, or `ms` passes. */
+  /** Waits until a job settles, or `ms` passes (no timer for Infinity: only a job's end wakes it). */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, ms));
+      const timer = Number.isFinite(ms) ? setTimeout(resolve, Math.max(0, ms)) : undefined;
       this.wake = () => {
         clearTimeout(timer);
         resolve();
@@ -317,7 +467,8 @@ export class BatchRun {
       // Start what was handed over, while there is room and time.
       while (this.waiting.length > 0 && this.running.size < concurrency) {
         const handed = this.waiting.shift()!;
-        if (this.timeLeft() <= this.runner.timeoutOf(handed)) {
+        const timeoutMs = this.runner.timeoutOf?.(handed) ?? 0;
+        if (this.timeLeft() <= timeoutMs) {
           // Too late to finish it here: back to the pool, no attempt used.
           await this.finish({
             workId: handed.workId,
@@ -344,10 +495,31 @@ export class BatchRun {
           });
         }
         this.running.clear();
-        await this.report(true);
+        // Its last reports take nothing (room 0): what the pool handed it meanwhile goes back,
+        // no attempt used; never taken and dropped (review 2026-11-26 M1).
+        this.timeUp = true;
+        for (let i = 0, failed = 0; i < TIME_UP_REPORTS;) {
+          const called = await this.report(true);
+          if (called.failed) {
+            // Its outcomes are kept: tried again, and past TIME_UP_REPORT_TRIES the run fails.
+            if (++failed >= TIME_UP_REPORT_TRIES) {
+              throw new Error(`workpool: the ${who}'s last reports failed ${failed} times`);
+            }
+            await this.pause(this.retryAt! - Date.now());
+            continue;
+          }
+          if (!called.more) break;
+          i++;
+        }
         return;
       }
       const now = Date.now();
+      if (this.retryAt !== undefined && now < this.retryAt) {
+        // A report call failed: the next waits its backoff (a job that ends meanwhile wakes this
+        // early, and its outcome waits with the others).
+        await this.pause(Math.min(this.retryAt - now, this.timeLeft()));
+        continue;
+      }
       const refillDue = this.refillAt !== undefined && now >= this.refillAt;
       if (this.running.size === 0 && this.waiting.length === 0 && this.outcomes.length === 0) {
         // A closed batch is done: every outcome was reported.
@@ -362,7 +534,9 @@ export class BatchRun {
         continue;
       }
       const sinceCall = now - this.lastCall;
-      const hasRoom = this.running.size < concurrency;
+      // Room for more: a free slot, and args room (a report takes at least one job while any is
+      // left, so a run holding too many args does not call for more in vain).
+      const hasRoom = this.running.size < concurrency && (!takes || this.argsRoom() > 0);
       // Outcomes wait for others up to REPORT_INTERVAL_MS, unless none can come (nothing runs).
       // More hand-overs wait than the last report took: it takes them as soon as it has room.
       const due =

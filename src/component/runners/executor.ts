@@ -11,13 +11,20 @@
  */
 import { v, type Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
-import { mutation, type MutationCtx } from "../_generated/server.js";
+import {
+  internalAction,
+  internalMutation,
+  mutation,
+  type MutationCtx,
+} from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
-import { isOpen } from "../mainLoop/executors.js";
+import { internal } from "../_generated/api.js";
+import { deleteExecutorRow, EXECUTOR_ROW_CHECK_AFTER_MS, isOpen } from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
 import { segmentOf } from "../model/segments.js";
 import { vAttemptResult, type TaskHandover } from "../model/validators.js";
+import { readConfig } from "../config.js";
 import { CANCELED_BEFORE_START } from "./batchRun.js";
 
 /** Tasks one report takes at most: the most tasks an executor runs at once. */
@@ -69,14 +76,24 @@ export const report = mutation({
       v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
     ),
     ending: v.optional(v.boolean()),
+    /** The report's sequence number: the executor's n-th answered report sends n + 1, and a
+     * retry of an unanswered one sends its number again, so a retry never loses what the
+     * unanswered call took (omitted: tasks taken are not kept for a retry). */
+    seq: v.optional(v.number()),
+    /** Bytes of args the executor may still take (its memory rule): the report stops taking
+     * tasks once their args pass it, after the first. */
+    argsRoom: v.optional(v.number()),
   },
   returns: vReportAnswer,
-  handler: async (ctx, { executorId, concurrency, room, outcomes, ending }) => {
+  handler: async (ctx, { executorId, concurrency, room, outcomes, ending, seq, argsRoom }) => {
     if (outcomes.length > MAX_REPORT_OUTCOMES) {
       invalidArgument("outcomes", `at most ${MAX_REPORT_OUTCOMES} per report`, outcomes.length);
     }
     if (room !== undefined && !(Number.isInteger(room) && room >= 0)) {
       invalidArgument("room", "must be a whole number, 0 or more", room);
+    }
+    if (argsRoom !== undefined && !(Number.isFinite(argsRoom) && argsRoom >= 0)) {
+      invalidArgument("argsRoom", "must be a number of bytes, 0 or more", argsRoom);
     }
     const id = ctx.db.normalizeId("executors", executorId);
     const row = id === null ? null : await ctx.db.get("executors", id);
@@ -96,9 +113,19 @@ export const report = mutation({
         open: isOpen({ ...row, concurrency }, Date.now()),
       });
     }
+    // Tasks not yet taken obey a pause and a lowered maxParallelism that came after the loop
+    // handed them over: the report gives them back instead (config changes rarely, so this read
+    // seldom conflicts).
+    const config = await readConfig(ctx.db);
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
+      argsRoom: argsRoom ?? REPORT_ARGS_BYTES,
+      seq,
+      giveBackExcess: room !== undefined,
+      withheld: (handover) =>
+        config.paused === true ||
+        (handover.maxParallelism !== undefined && config.maxParallelism < handover.maxParallelism),
     });
     // Filed under the executor's id, which its tasks' running state names (for recovery).
     await recordCompletions(ctx, [...reported, ...unstarted], row._id);
@@ -127,13 +154,27 @@ export const report = mutation({
 async function takeHandovers(
   ctx: MutationCtx,
   executorId: Id<"executors">,
-  { all, room }: { all: boolean; room: number },
+  {
+    all,
+    room,
+    argsRoom,
+    seq,
+    giveBackExcess,
+    withheld,
+  }: {
+    all: boolean;
+    room: number;
+    argsRoom: number;
+    seq: number | undefined;
+    giveBackExcess: boolean;
+    withheld: (row: Doc<"handovers">) => boolean;
+  },
 ) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
   const cancels = new Set<string>();
   const limit = Math.min(room, REPORT_TAKE_BATCH);
   let bytes = 0;
-  const full = () => tasks.length >= limit || bytes >= REPORT_ARGS_BYTES;
+  const full = () => tasks.length >= limit || bytes >= Math.min(REPORT_ARGS_BYTES, argsRoom);
   const rows = await ctx.db
     .query("handovers")
     .withIndex("by_executor", (q) =>
@@ -142,24 +183,99 @@ async function takeHandovers(
         : q.eq("executorId", executorId).lte("segment", segmentOf(Date.now())),
     )
     .take(REPORT_ROWS_READ + 1);
+  const taken = async (tasks: TaskHandover[]) => {
+    const answer: Array<Infer<typeof vHandedTask>> = [];
+    for (const handed of tasks) {
+      const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
+      const { workId, attempt, previousAttempts, task } = handed;
+      answer.push({
+        workId,
+        attempt,
+        previousAttempts,
+        task,
+        fnArgs: payload ? payload.fnArgs : handed.fnArgs,
+      });
+    }
+    return answer;
+  };
+  // Rows earlier reports took: the executor got their answers (it sends a later number now), so
+  // they go. Rows this report's number took: its first call committed but the answer was lost,
+  // so this retry answers with them again, and takes nothing new.
+  const retried = rows.filter((row) => row.takenBy !== undefined && row.takenBy === seq);
+  for (const row of rows) {
+    if (row.takenBy !== undefined && row.takenBy !== seq) await ctx.db.delete("handovers", row._id);
+  }
+  if (retried.length > 0) {
+    return {
+      tasks: await taken(retried.flatMap((row) => row.tasks)),
+      cancels: retried.flatMap((row) => row.cancels),
+      more: true,
+      stop: false,
+      unstarted: [],
+    };
+  }
+  const open = rows.slice(0, REPORT_ROWS_READ).filter((row) => row.takenBy === undefined);
   let more = rows.length > REPORT_ROWS_READ;
   const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
-  for (const row of rows.slice(0, REPORT_ROWS_READ)) {
+  /** Tasks read that the executor is not to take: they go back to the pool (below). */
+  const givenBack: TaskHandover[] = [];
+  for (const row of open) {
     for (const workId of row.cancels) cancels.add(workId);
-    let taken = 0;
-    for (const handed of row.tasks) {
-      if (full()) break;
-      const payload = handed.payloadId ? await ctx.db.get("payloads", handed.payloadId) : null;
-      const fnArgs = payload ? payload.fnArgs : handed.fnArgs;
-      bytes += valueSizeBytes(fnArgs);
-      const { workId, attempt, previousAttempts, task } = handed;
-      tasks.push({ workId, attempt, previousAttempts, task, fnArgs });
-      taken++;
+    if (withheld(row)) {
+      // Handed over before a pause or a lowered maxParallelism: not to start now.
+      givenBack.push(...row.tasks);
+      await ctx.db.delete("handovers", row._id);
+      continue;
     }
-    if (taken === row.tasks.length) await ctx.db.delete("handovers", row._id);
-    else partlyTaken.push({ row, rest: row.tasks.slice(taken) });
+    const took: TaskHandover[] = [];
+    let consumed = 0;
+    for (const handed of row.tasks) {
+      if (tasks.length >= limit && giveBackExcess) {
+        // More than the executor can start now (handed before its first report said how many
+        // it runs, or at its time limit): it holds none it cannot start, so this one goes back.
+        givenBack.push(handed);
+        consumed++;
+        continue;
+      }
+      if (full()) break;
+      const [answer] = await taken([handed]);
+      bytes += valueSizeBytes(answer.fnArgs);
+      tasks.push(answer);
+      took.push(handed);
+      consumed++;
+    }
+    // What this report took stays marked with its number until the executor's next report, for
+    // a retry of this one (with no number, nothing is kept).
+    const keep = seq !== undefined && took.length > 0;
+    if (consumed === row.tasks.length) {
+      if (keep) await ctx.db.patch("handovers", row._id, { tasks: took, takenBy: seq });
+      else await ctx.db.delete("handovers", row._id);
+      continue;
+    }
+    if (keep) {
+      await ctx.db.insert("handovers", {
+        executorId: row.executorId,
+        segment: row.segment,
+        tasks: took,
+        cancels: row.cancels,
+        ...(row.maxParallelism === undefined ? {} : { maxParallelism: row.maxParallelism }),
+        takenBy: seq,
+      });
+    }
+    partlyTaken.push({ row, rest: row.tasks.slice(consumed) });
   }
   const unstarted: ReportedOutcome[] = [];
+  for (const { workId, attempt, fnArgs } of givenBack) {
+    // Back to pending, no attempt used (inline args go back to the job's row); a task canceled
+    // meanwhile ends its attempt canceled instead, and the executor never sees the cancel.
+    unstarted.push({
+      workId,
+      attempt,
+      result: cancels.delete(workId)
+        ? { kind: "failed", error: CANCELED_BEFORE_START, fnArgs }
+        : { kind: "snoozed", delayMs: 0, fnArgs },
+    });
+  }
   for (const { row, rest } of partlyTaken) {
     const waiting = rest.filter((handed) => {
       if (!cancels.delete(handed.workId)) return true;
@@ -182,3 +298,43 @@ async function takeHandovers(
   }
   return { tasks, cancels: [...cancels], more, stop: false, unstarted };
 }
+
+/** What the loop schedules in place of an executor whose function cannot be scheduled (a deploy
+ * removed it): it fails at once, saying why, so that recovery takes the tasks back and counts the
+ * failure as for an executor that failed before its first report (mainLoop/recovery.ts). */
+export const unschedulable = internalAction({
+  args: { executorId: v.string(), error: v.string() },
+  returns: v.null(),
+  handler: async (_ctx, { error }): Promise<null> => {
+    throw new Error(`workpool: the executor could not be scheduled: ${error}`);
+  },
+});
+
+/** The check the loop schedules when it starts an executor, for when its action is over for
+ * certain (EXECUTOR_ROW_CHECK_AFTER_MS): a row still there with nothing assigned is deleted (its
+ * last report failed as it died, or never came). One with tasks assigned is the loop's: recovery
+ * settles them, and the loop deletes the row then, its action being over. */
+export const dropIfOver = internalMutation({
+  args: { executorId: v.id("executors") },
+  returns: v.null(),
+  handler: async (ctx, { executorId }) => {
+    const row = await ctx.db.get("executors", executorId);
+    if (row === null || row.assigned > 0) return null;
+    if (row.scheduledId !== undefined) {
+      const run = await ctx.db.system.get(row.scheduledId);
+      if (run !== null && (run.state.kind === "pending" || run.state.kind === "inProgress")) {
+        // Not over yet (only a late start can do that): looked at again as long again later.
+        await ctx.scheduler.runAfter(
+          EXECUTOR_ROW_CHECK_AFTER_MS,
+          internal.runners.executor.dropIfOver,
+          {
+            executorId,
+          },
+        );
+        return null;
+      }
+    }
+    await deleteExecutorRow(ctx, executorId);
+    return null;
+  },
+});

@@ -9,6 +9,7 @@
  */
 
 import type * as admin from "../admin.js";
+import type * as brokenExecutors from "../brokenExecutors.js";
 import type * as chaos from "../chaos.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
@@ -24,6 +25,7 @@ import { anyApi, componentsGeneric } from "convex/server";
 
 const fullApi: ApiFromModules<{
   admin: typeof admin;
+  brokenExecutors: typeof brokenExecutors;
   chaos: typeof chaos;
   jobs: typeof jobs;
   pool: typeof pool;
