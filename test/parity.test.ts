@@ -1,4 +1,4 @@
-// Runtime parity with @convex-dev/workpool 0.4.12: the same runtime exports, the same validators, and
+// Runtime parity with @convex-dev/workpool 0.4.16: the same runtime exports, the same validators, and
 // a fixture app written against the peer's API (test/app/parity.ts, parityJobs.ts) running on this
 // package. test/parityTypes.test.ts checks that the same fixture compiles against the peer.
 import * as peer from "@convex-dev/workpool";

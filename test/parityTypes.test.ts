@@ -1,5 +1,5 @@
 // @vitest-environment node
-// Type-level parity with @convex-dev/workpool 0.4.12: the fixture app (test/app/parity.ts and
+// Type-level parity with @convex-dev/workpool 0.4.16: the fixture app (test/app/parity.ts and
 // parityJobs.ts, which import this package and which `tsc -p tsconfig.json` checks) also compiles,
 // with the same expected errors, when its imports point at the peer; and it uses every name the
 // peer's client exports, values and types.

@@ -1,5 +1,5 @@
 // Parity fixture, part 2: a peer app's use of the pool, written only against the exports of
-// @convex-dev/workpool 0.4.12 (every exported value and type is used at least once) but importing
+// @convex-dev/workpool 0.4.16 (every exported value and type is used at least once) but importing
 // this package. See parityJobs.ts.
 import {
   anyApi,

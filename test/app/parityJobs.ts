@@ -1,5 +1,5 @@
 // Parity fixture, part 1: a peer app's jobs and onComplete handlers, written only against the exports
-// of @convex-dev/workpool 0.4.12 but importing this package. test/parityTypes.test.ts compiles this
+// of @convex-dev/workpool 0.4.16 but importing this package. test/parityTypes.test.ts compiles this
 // file and parity.ts a second time with the import pointed at the peer; test/parity.test.ts runs them.
 import {
   componentsGeneric,
