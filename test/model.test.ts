@@ -540,6 +540,13 @@ const tasksLine = (c: Totals) =>
   `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
   `(${c.tasksInDeadExecutors} tasks in them)`;
 
+/** A job for a message: its spec, with its drawn values digested (they may hold bigints, which
+ * JSON cannot show, and megabytes). */
+const described = (job: ModelJob): string =>
+  JSON.stringify(digest(job), (_key, value) =>
+    typeof value === "bigint" ? `${value}n` : (value as unknown),
+  );
+
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
   typeof value === "string" ? value.length : (value?.digestOf ?? 0);
@@ -1418,7 +1425,7 @@ async function runOn(
     }
     if (job.killed) continue;
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
-    expect(allowed, `result of ${job.key} (${JSON.stringify(job)})`).toContain(kind);
+    expect(allowed, `result of ${job.key} (${described(job)})`).toContain(kind);
   }
   // The rate limit held over every window.
   if (rateLimit) {
