@@ -563,6 +563,13 @@ const tasksLine = (c: Totals) =>
   `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started), ` +
   `${c.brokenTasks} tasks of a broken executor`;
 
+/** A job for a message: its spec, with its drawn values digested (they may hold bigints, which
+ * JSON cannot show, and megabytes). */
+const described = (job: ModelJob): string =>
+  JSON.stringify(digest(job), (_key, value) =>
+    typeof value === "bigint" ? `${value}n` : (value as unknown),
+  );
+
 /** Bytes of a value the chaos recorder may have digested (test/app/chaos.ts `digest`). */
 const lengthOf = (value: any): number =>
   typeof value === "string" ? value.length : (value?.digestOf ?? 0);
@@ -1508,7 +1515,7 @@ async function runOn(
     }
     if (job.killed) continue;
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
-    expect(allowed, `result of ${job.key} (${JSON.stringify(job)})`).toContain(kind);
+    expect(allowed, `result of ${job.key} (${described(job)})`).toContain(kind);
   }
   // The rate limit held over every window.
   if (rateLimit) {
