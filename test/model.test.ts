@@ -1,7 +1,7 @@
 /**
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
- * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 20 under `npm test`, 300
+ * gets a fresh backend. `FUZZ_RUNS` sets the number of programs (default 20 under `npm run fuzz`, 300
  * under `npm run test:slow`), `FUZZ_SEED` replays one run (with `FUZZ_PATH`, the shrunk program
  * fast-check printed); a failure prints the shrunk (minimal) program.
  *
@@ -33,7 +33,7 @@
  * executor dies mid-batch: every task it had taken may then end either way (it is seen running in
  * that executor until recovery), one it was handed and never took must still end as predicted.
  *
- * Chaos programs (`FUZZ_CHAOS=1 npm run fuzz`; a few in `npm test`, 300 in `npm run test:slow`) run
+ * Chaos programs (`FUZZ_CHAOS=1 npm run fuzz`; a few in a plain `npm run fuzz`, 300 in `npm run test:slow`) run
  * the same operations, and more, on the deployment-like backend (test/deployment.ts): Convex's
  * document and schedule limits on every write, scheduled functions starting late and out of order,
  * `_scheduled_functions` rows garbage-collected, and faults of the pool's own that the program
