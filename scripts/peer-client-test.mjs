@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
+  APP_COMPILER_OPTIONS,
   atLeast,
   fail,
   fetchPublished,
@@ -97,24 +98,7 @@ export default defineConfig({
   write(
     app,
     "tsconfig.json",
-    JSON.stringify(
-      {
-        compilerOptions: {
-          target: "ES2022",
-          lib: ["ES2023", "DOM"],
-          module: "ESNext",
-          moduleResolution: "Bundler",
-          strict: true,
-          skipLibCheck: true,
-          isolatedModules: true,
-          noEmit: true,
-          types: ["node", "vite/client"],
-        },
-        include: ["peer"],
-      },
-      null,
-      2,
-    ),
+    JSON.stringify({ compilerOptions: APP_COMPILER_OPTIONS, include: ["peer"] }, null, 2),
   );
   const convexTest = atLeast(repoVersion("convex-test"), MIN_CONVEX_TEST)
     ? repoVersion("convex-test")

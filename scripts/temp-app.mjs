@@ -10,6 +10,20 @@ import { fileURLToPath } from "node:url";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/** A Convex app's usual compiler options (strict, Bundler resolution, vitest's types), for the
+ * temporary apps' own code. */
+export const APP_COMPILER_OPTIONS = {
+  target: "ES2022",
+  lib: ["ES2023", "DOM"],
+  module: "ESNext",
+  moduleResolution: "Bundler",
+  strict: true,
+  skipLibCheck: true,
+  isolatedModules: true,
+  noEmit: true,
+  types: ["node", "vite/client"],
+};
+
 export class Failure extends Error {}
 
 export function fail(message) {

@@ -14,6 +14,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
+  APP_COMPILER_OPTIONS,
   fail,
   fetchPublished,
   logger,
@@ -64,20 +65,7 @@ const WORKFLOW_TSCONFIG = {
 };
 
 /** An app's usual settings, for the tour. */
-const TOUR_TSCONFIG = {
-  compilerOptions: {
-    target: "ES2022",
-    lib: ["ES2023", "DOM"],
-    module: "ESNext",
-    moduleResolution: "Bundler",
-    strict: true,
-    skipLibCheck: true,
-    isolatedModules: true,
-    noEmit: true,
-    types: ["node", "vite/client"],
-  },
-  include: ["tour"],
-};
+const TOUR_TSCONFIG = { compilerOptions: APP_COMPILER_OPTIONS, include: ["tour"] };
 
 /** A temporary app with workflow's tarball and `pool` (a tarball path, or a registry version) as
  * @convex-dev/workpool; the tour's files in tour/, and workflow's src/ when `withSource`. */

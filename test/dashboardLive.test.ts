@@ -9,32 +9,18 @@
 // tier (scripts/test.mjs). `UPDATE_SCREENSHOT=1` also saves docs/img/dashboard.png (see
 // scripts/dashboard-screenshot.mjs).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { CHROMIUM, CHROMIUM_ARGS, haveBrowser, inCI, SKIP_REASON } from "./browser.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-const inCI = !["", "0", "false"].includes(process.env.CI ?? "");
-const SKIP_REASON = `no browser at ${CHROMIUM}; install Chromium to run it (Debian: apt-get install chromium)`;
 if (!haveBrowser && !inCI)
   console.warn(`SKIPPED the live dashboard's browser check: ${SKIP_REASON}`);
 
-/** Flags for a machine whose network is closed: no background connections that would fail. */
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const JOBS = 40;
 /** 40 emails over 4 keys at fail rate 0.5 (seed 3: some fail all 5 attempts, so the failed table
  * has rows to retry), virtual time at 3× real. The demo serves until the test stops it. */

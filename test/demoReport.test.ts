@@ -10,7 +10,7 @@
 // saying so — except under CI, where a missing browser fails it (.ci/run installs chromium). Node
 // environment: it spawns processes.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -33,6 +33,7 @@ import {
   type ReportData,
 } from "../demo/reportFigures.js";
 import { count, duration } from "../demo/reportFormat.js";
+import { CHROMIUM, CHROMIUM_ARGS, haveBrowser, inCI, SKIP_REASON } from "./browser.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -243,23 +244,8 @@ describe("report page builder (pure)", () => {
 });
 
 /** The browser: Debian's chromium unless CHROMIUM_PATH names another. */
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-const inCI = !["", "0", "false"].includes(process.env.CI ?? "");
-const SKIP_REASON = `no browser at ${CHROMIUM}; install Chromium to run it (Debian: apt-get install chromium)`;
 if (!haveBrowser && !inCI) console.warn(`SKIPPED the report page's browser check: ${SKIP_REASON}`);
 
-/** Flags for a machine whose network is closed: no background connections that would fail. */
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** The small fixed run the page is built from, kept short (the suite's time is tight): 6 keys at
  * parallelism 8, so the keys' limit shows; at this fail rate and seed 2 jobs fail for good (a job
  * failing all 5 attempts waits ~4 s of backoff, holding its key), so the failed table has rows. */
