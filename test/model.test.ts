@@ -104,7 +104,14 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
  * plain run with FUZZ_RUNS set. */
 /** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
 const FAULT_AFTER_BULK_MS = 300;
-const CHAOS_RUNS = CHAOS_ONLY ? RUNS : process.env.FUZZ_RUNS !== undefined ? 0 : scaled(3, 300);
+const CHAOS_RUNS =
+  process.env.FUZZ_CHAOS_RUNS !== undefined
+    ? Number(process.env.FUZZ_CHAOS_RUNS)
+    : CHAOS_ONLY
+      ? RUNS
+      : process.env.FUZZ_RUNS !== undefined
+        ? 0
+        : scaled(3, 300);
 /** The run's seed: FUZZ_SEED's, or a fresh one, printed before the run starts so that a run that
  * never ends (a crash, a hang) can be replayed too, not only one that fails. */
 const SEED =
