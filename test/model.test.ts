@@ -32,6 +32,12 @@
  * aborted within CANCEL_ABORT_MS. A "kill" of a running task loses its executor's report, so the
  * executor dies mid-batch: every task it had taken may then end either way (it is seen running in
  * that executor until recovery), one it was handed and never took must still end as predicted.
+ * One task batch in five is followed (0 to 600 ms later) by a pause of the pool held 4 s: no
+ * handler may start after it (review 2026-11-26 M2: a new executor handed more tasks than it could
+ * start). Chaos programs also draw `slowTasks`: two to five tasks of minutes each (the slow
+ * executor, two at once, 5-minute timeoutMs), often under one key, so that an executor reaches
+ * its 9-minute limit while tasks of its function wait (M1); each must end once, a success only
+ * after a full run, failed only if it started (or its executors kept failing before it did).
  *
  * Chaos programs (`FUZZ_CHAOS=1 npm run fuzz`; a few in a plain `npm run fuzz`, 300 in `npm run test:slow`) run
  * the same operations, and more, on the deployment-like backend (test/deployment.ts): Convex's
@@ -54,7 +60,13 @@ import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { MODEL_TASK_TIMEOUT_MS, model as modelExecutor, signals, taskRuns } from "./app/tasks.js";
+import {
+  MODEL_TASK_TIMEOUT_MS,
+  model as modelExecutor,
+  signals,
+  SLOW_TASK_TIMEOUT_MS,
+  taskRuns,
+} from "./app/tasks.js";
 import {
   busiestWindow,
   callPool,
@@ -74,7 +86,7 @@ import {
 } from "./inspectChecks.js";
 import { FULL_SCALE, scaled } from "./scale.js";
 import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
-import { CANCEL_ABORT_BOUND_MS } from "../src/component/runners/batchRun.js";
+import { CANCEL_ABORT_BOUND_MS, EXECUTOR_BUDGET_MS } from "../src/component/runners/batchRun.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest, nestedOf, valueOf } from "./app/chaos.js";
@@ -154,7 +166,14 @@ type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
   /** Tasks in one `enqueueTaskBatch`: their options (retry, due time, key, priority, onComplete
    * and its context) are the first's, their behaviours their own. */
-  | { op: "taskBatch"; jobs: JobSpec[] }
+  | {
+      op: "taskBatch";
+      jobs: JobSpec[];
+      /** If drawn: the pool is paused this long after the enqueue and held paused PAUSE_HOLD_MS
+       * (review 2026-11-26 M2: a new executor handed more tasks than it could start went on
+       * starting them after the pause). */
+      pauseAfterMs?: number;
+    }
   | { op: "setKeyParallelism"; key: string; parallelism: number | null }
   | { op: "pause" | "resume"; key: string | undefined }
   | { op: "cancelAllOfKey"; key: string }
@@ -173,6 +192,9 @@ type Op =
   // Chaos programs only:
   | Bulk
   | { op: "retryTwice"; index: number }
+  /** Tasks of minutes each, of the slow executor (test/app/tasks.ts `slow`): its executors reach
+   * their 9-minute time limit while tasks of theirs still wait (review 2026-11-26 M1). */
+  | { op: "slowTasks"; ms: number[]; keyed: boolean }
   | { op: "fault"; fault: Fault };
 
 const MAX_ATTEMPTS = 3;
@@ -188,6 +210,14 @@ const RUNNING_WAIT_MS = 2_000;
 /** How long chaos programs run on once nothing is left to do: past the report-lost window and
  * the watchdog's interval, so that a late duplicate would show. */
 const AFTER_SETTLE_MS = 70_000;
+/** How long a task batch's drawn pause is held within its step: past a model task's longest run
+ * (3 s), so that a task an executor held unstarted would have a free slot to start in. */
+const PAUSE_HOLD_MS = 4_000;
+/** How long the clock may run, at the end of a chaos program, for its slow tasks: run one after
+ * another (a maxParallelism of 1), plus each executor's time limit for the hand-over to the next. */
+/** The pool key of keyed slow tasks (none of the model's keys: its key checks leave it alone). */
+const SLOW_TASKS_KEY = "slow";
+const slowDrainMs = (ms: number[]) => ms.reduce((a, b) => a + b, 0) + 10 * 60_000;
 /** How long a plain program may take to finish its jobs at the end before the two minutes of
  * looking start: a serialized key of a few dozen tasks with retries needs minutes. */
 const PLAIN_DRAIN_LIMIT_MS = 30 * 60_000;
@@ -343,23 +373,27 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
  * (one mutation's arguments would carry them all). */
 function taskBatch(job: fc.Arbitrary<JobSpec>): fc.Arbitrary<Op> {
   const task = fc.tuple(job, taskMs).map(asTask);
-  return fc.array(task, { minLength: 2, maxLength: 8 }).map(([first, ...rest]) => {
-    const shared = {
-      retry: first.retry,
-      maxBackoffMs: first.maxBackoffMs,
-      delayMs: first.delayMs,
-      withOnComplete: first.withOnComplete,
-      handler: first.handler,
-      poolKey: first.poolKey,
-      priority: first.priority,
-      dedupe: undefined,
-      sizes: undefined,
-    };
-    return {
-      op: "taskBatch" as const,
-      jobs: [first, ...rest].map((spec) => ({ ...spec, ...shared })),
-    };
-  });
+  const pauseAfterMs = fc.option(fc.constantFrom(0, 100, 300, 600), { freq: 4, nil: undefined });
+  return fc
+    .tuple(fc.array(task, { minLength: 2, maxLength: 8 }), pauseAfterMs)
+    .map(([[first, ...rest], pauseAfter]) => {
+      const shared = {
+        retry: first.retry,
+        maxBackoffMs: first.maxBackoffMs,
+        delayMs: first.delayMs,
+        withOnComplete: first.withOnComplete,
+        handler: first.handler,
+        poolKey: first.poolKey,
+        priority: first.priority,
+        dedupe: undefined,
+        sizes: undefined,
+      };
+      return {
+        op: "taskBatch" as const,
+        jobs: [first, ...rest].map((spec) => ({ ...spec, ...shared })),
+        ...(pauseAfter === undefined ? {} : { pauseAfterMs: pauseAfter }),
+      };
+    });
 }
 
 const op: fc.Arbitrary<Op> = fc.oneof(...plainOps(jobSpec));
@@ -393,6 +427,22 @@ const chaosOp: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({ op: fc.constant("retryTwice" as const), index: fc.nat({ max: 20 }) }),
   },
   { weight: 4, arbitrary: fc.record({ op: fc.constant("fault" as const), fault }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("slowTasks" as const),
+      // 2.5 to 4.7 minutes: an executor of two takes tasks only in its first 4 minutes, so
+      // most meet their time limit with tasks waiting.
+      ms: fc.array(fc.constantFrom(150_000, 200_000, 250_000, 280_000), {
+        minLength: 2,
+        maxLength: 5,
+      }),
+      // Under one key (one at a time): each starts as the one before ends, so an executor that
+      // took the first two is past its time to take more when the third is due. Unkeyed, they
+      // spread over executors at once.
+      keyed: fc.boolean(),
+    }),
+  },
 );
 
 type ModelJob = JobSpec & {
@@ -519,6 +569,12 @@ const newTotals = () => ({
   unstartedInDeadExecutors: 0,
   /** Tasks of an executor that always fails. */
   brokenTasks: 0,
+  /** Tasks of the slow executor, and task batches after which the pool was paused. */
+  slowTasks: 0,
+  /** Slow tasks that started 4 minutes or more after their batch's first run: past the time their
+   * first executor could take a task, so they waited for another (evidence the draw reaches M1). */
+  slowTasksPastLimit: 0,
+  pausesAfterBatch: 0,
   /** Tasks whose outcome was a timeout, and tasks that ended canceled after they had started. */
   tasksTimedOut: 0,
   tasksCanceledRunning: 0,
@@ -576,7 +632,9 @@ const tasksLine = (c: Totals) =>
   `${c.tasks} tasks (${c.taskBatches} batches), ${c.tasksTimedOut} timed out, ` +
   `${c.tasksCanceledRunning} canceled while running, ${c.executorDeaths} executor deaths ` +
   `(${c.tasksInDeadExecutors} tasks in them, ${c.unstartedInDeadExecutors} never started), ` +
-  `${c.brokenTasks} tasks of a broken executor`;
+  `${c.brokenTasks} tasks of a broken executor, ${c.slowTasks} slow tasks ` +
+  `(${c.slowTasksPastLimit} started past their first executor's time to take tasks), ` +
+  `${c.pausesAfterBatch} pauses right after a task batch`;
 
 /** A job for a message: its spec, with its drawn values digested (they may hold bigints, which
  * JSON cannot show, and megabytes). */
@@ -684,8 +742,19 @@ async function runOn(
   const pausedKeys = new Set<string>();
   /** When the pool was paused, while it is. */
   let poolPausedAt: number | undefined;
+  /** How much longer the slow tasks enqueued so far may take to drain (slowDrainMs). */
+  let slowDrainTotalMs = 0;
   /** Tasks of the executor that always fails (brokenTask), by id. */
   const brokenTasks: string[] = [];
+  /** Tasks of the slow executor (slowTasks): id, name, run length, and whether a cancelAll came
+   * after their enqueue. */
+  const slowTasks: Array<{
+    id: string;
+    key: string;
+    ms: number;
+    canceled: boolean;
+    batch: string[];
+  }> = [];
   let poolPaused = false;
   const usedKeys = new Set<string>();
   // The latest job enqueued with each dedupe key.
@@ -932,6 +1001,15 @@ async function runOn(
       dueAt: new Map(jobs.map((job) => [job.id, job.dueAt])),
     }));
 
+  /** No task handler started after the pool's pause (see checkStep). */
+  const checkNoHandlerAfterPause = () => {
+    if (poolPausedAt === undefined) return;
+    const late = [...taskRuns.entries()].flatMap(([key, runs]) =>
+      runs.filter((run) => run.start > poolPausedAt!).map((run) => `${key}@${run.start}`),
+    );
+    expect(late, `handlers started after pause() at ${poolPausedAt}`).toEqual([]);
+  };
+
   const checkStep = async (before: WorkRow[], pausedThrough: { pool: boolean; keys: string[] }) => {
     markFaulted();
     await markDeadExecutorsTasks();
@@ -970,16 +1048,14 @@ async function runOn(
     const now = Date.now();
     const handlers = [...taskRuns.values()]
       .flat()
-      .filter((run) => run.end === undefined && now - run.start < MODEL_TASK_TIMEOUT_MS).length;
+      .filter(
+        (run) =>
+          run.end === undefined && now - run.start < (run.timeoutMs ?? MODEL_TASK_TIMEOUT_MS),
+      ).length;
     expect(handlers, "task handlers running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
     // No handler starts after pause() unless a report before the pause took its task: it starts
     // in the same instant the report's answer arrives, so none starts later while paused.
-    if (pausedThrough.pool && poolPausedAt !== undefined) {
-      const late = [...taskRuns.entries()].flatMap(([key, runs]) =>
-        runs.filter((run) => run.start > poolPausedAt!).map((run) => `${key}@${run.start}`),
-      );
-      expect(late, `handlers started after pause() at ${poolPausedAt}`).toEqual([]);
-    }
+    if (pausedThrough.pool) checkNoHandlerAfterPause();
     const done = new Set((await completions(t)).map((c) => c.workId));
     if (jobs.length > 0) {
       const statuses = await statusesOf(jobs);
@@ -1175,6 +1251,36 @@ async function runOn(
         totals.failingJobs += step.jobs.filter((spec) => spec.failTimes > 0).length;
         totals.tasks += step.jobs.length;
         totals.taskBatches++;
+        if (step.pauseAfterMs !== undefined && !poolPaused) {
+          // Paused while the batch's executors start: nothing starts from then on (a task a
+          // report took before the pause starts in that instant), held past any task's run.
+          if (step.pauseAfterMs > 0) await runSteps(step.pauseAfterMs, 50, checkKeyLimitsNow);
+          await callPool(t, "pause", [{}]);
+          poolPaused = true;
+          poolPausedAt = Date.now();
+          totals.pausesAfterBatch++;
+          const atPause = await workRows();
+          await runSteps(PAUSE_HOLD_MS, 100, async () => checkNoHandlerAfterPause());
+          expect(
+            runsStartedBetween(atPause, await workRows()),
+            "runs started while the pool was paused",
+          ).toEqual([]);
+        }
+        break;
+      }
+      case "slowTasks": {
+        const keys = step.ms.map(() => `slow-k${n++}`);
+        const ids: string[] = await t.mutation(anyApi.tasks.enqueueSlow, {
+          argsList: step.ms.map((ms, i) => ({ key: keys[i], ms })),
+          poolOptions: poolOptions(),
+          ...(step.keyed ? { poolKey: SLOW_TASKS_KEY } : {}),
+        });
+        expect(ids, "ids of the slow tasks").toHaveLength(step.ms.length);
+        ids.forEach((id, i) =>
+          slowTasks.push({ id, key: keys[i], ms: step.ms[i], canceled: false, batch: keys }),
+        );
+        slowDrainTotalMs += slowDrainMs(step.ms);
+        totals.slowTasks += step.ms.length;
         break;
       }
       case "cancel": {
@@ -1212,6 +1318,7 @@ async function runOn(
           job.canceled = true;
           job.cancelAt ??= Date.now();
         }
+        for (const task of slowTasks) task.canceled = true;
         await t.mutation(anyApi.pool.cancelAll, {});
         break;
       }
@@ -1448,7 +1555,7 @@ async function runOn(
     // tasks, which SETTLE_MS leaves room for).
     const drainMs =
       jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
-    const deadline = lastDue + drainMs + SETTLE_MS;
+    const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
     await runSteps(AFTER_SETTLE_MS, 5_000);
@@ -1465,6 +1572,37 @@ async function runOn(
       expect(calls[0].result.error).toMatch(/failed before it started the task/);
     } else {
       expect(calls[0].result.kind).toBe("canceled");
+    }
+  }
+  // The slow executor's tasks end once: a success only after a run of theirs went its full
+  // length, failed only if a run of theirs started (recovery never rules "ran" for a task its
+  // executor never started) or its executors kept failing before starting it (H3), canceled
+  // only after a cancelAll.
+  for (const task of slowTasks) {
+    const calls = all.filter((c) => c.workId === task.id);
+    expect(calls, `onComplete calls of the slow task ${task.key}`).toHaveLength(1);
+    const runs = taskRuns.get(task.key) ?? [];
+    const batchStart = Math.min(
+      ...task.batch.flatMap((key) => taskRuns.get(key) ?? []).map((r) => r.start),
+    );
+    if (runs.some((run) => run.start - batchStart >= EXECUTOR_BUDGET_MS - SLOW_TASK_TIMEOUT_MS))
+      totals.slowTasksPastLimit++;
+    const result = calls[0].result;
+    if (result.kind === "success") {
+      expect(
+        runs.some((run) => run.end !== undefined && run.end - run.start >= task.ms),
+        `slow task ${task.key} succeeded after a full run (runs: ${JSON.stringify(runs)})`,
+      ).toBe(true);
+    } else if (result.kind === "failed") {
+      if (!/failed before it started the task/.test(result.error)) {
+        expect(
+          runs.length,
+          `slow task ${task.key} failed (${result.error}) but never started`,
+        ).toBeGreaterThan(0);
+      }
+    } else {
+      expect(result.kind).toBe("canceled");
+      expect(task.canceled, `slow task ${task.key} canceled with no cancelAll`).toBe(true);
     }
   }
   const finalStatus = new Map((await statusesOf(jobs)).map((status, i) => [jobs[i].id, status]));

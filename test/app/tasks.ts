@@ -14,7 +14,13 @@ export const signals = new Map<string, string>();
 
 /** One run of the model test's task (virtual ms): when it started and ended, and when its signal
  * aborted. */
-export type TaskRun = { start: number; end?: number; abortedAt?: number };
+export type TaskRun = {
+  start: number;
+  end?: number;
+  abortedAt?: number;
+  /** Its task's timeoutMs, if not MODEL_TASK_TIMEOUT_MS (past it the run is abandoned). */
+  timeoutMs?: number;
+};
 /** The model test's task runs, per job key, in order. */
 export const taskRuns = new Map<string, TaskRun[]>();
 
@@ -239,6 +245,56 @@ export const lateReport = mutationGeneric({
     await ctx.runMutation(components.workpool.runners.executor.report, {
       executorId: "not-an-executor",
       outcomes: [{ workId, attempt, result: { kind: "success", returnValue: "late" } }],
+    });
+  },
+});
+
+/** The slow executor's task time limit: 5 minutes, so that an executor (9 minutes) takes tasks only
+ * in its first 4 and reaches its time limit with tasks of its function still waiting. */
+export const SLOW_TASK_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The model test's slow executor (chaos programs' `slowTasks`): two tasks at once, each sleeping
+ * its `ms` (minutes), recorded in `taskRuns` like the model's, so that the model's checks of
+ * handlers (at most maxParallelism at once, none started after a pause) cover them.
+ */
+export const slow = pool().executor({
+  concurrency: 2,
+  tasks: {
+    long: {
+      args: { key: v.string(), ms: v.number() },
+      timeoutMs: SLOW_TASK_TIMEOUT_MS,
+      handler: async (_ctx, { key, ms }, { signal }): Promise<string> => {
+        const record: TaskRun = { start: Date.now(), timeoutMs: SLOW_TASK_TIMEOUT_MS };
+        taskRuns.set(key, [...(taskRuns.get(key) ?? []), record]);
+        signal.addEventListener("abort", () => {
+          record.abortedAt = Date.now();
+        });
+        try {
+          await sleep(ms, signal);
+          return key;
+        } finally {
+          record.end = Date.now();
+        }
+      },
+    },
+  },
+});
+
+/** Enqueues `long` tasks of the slow executor as one batch, by a pool of `poolOptions` (the model
+ * test's own), each reporting to the plain onComplete recorder, under `poolKey` if given. */
+export const enqueueSlow = mutationGeneric({
+  args: {
+    argsList: v.array(v.object({ key: v.string(), ms: v.number() })),
+    poolOptions: v.optional(v.any()),
+    /** A pool key for them all (one at a time, by default), or none. */
+    poolKey: v.optional(v.string()),
+  },
+  handler: async (ctx, { argsList, poolOptions, poolKey }) => {
+    probe.markEnqueue();
+    return await pool(poolOptions).enqueueTaskBatch(ctx, anyApi.tasks.slow, "long", argsList, {
+      onComplete: anyApi.jobs.onComplete,
+      ...(poolKey === undefined ? {} : { key: poolKey }),
     });
   },
 });
