@@ -1739,6 +1739,9 @@ async function runOn(
   });
 }
 
+/** A chaos campaign prints how far it got every this many programs. */
+const CHAOS_PROGRESS_EVERY = 50;
+
 /** vitest's limit on each property test. */
 const TEST_TIMEOUT_MS = 3_600_000;
 /** fast-check stops running and shrinking (by the real clock) this long after it starts, and
@@ -1819,61 +1822,78 @@ describe("model-based", () => {
       // test/fastTables.test.ts): a bulk enqueue's 1,500 jobs would otherwise make every query
       // walk the whole history.
       installFastTables();
-      await assertWithinLimit(
-        (run) =>
-          fc.asyncProperty(
-            fc.array(chaosOp, { minLength: 1, maxLength: 12 }),
-            rateLimitArb,
-            fc.nat(),
-            async (ops, rateLimit, seed) => {
-              const program = index++;
-              const t0 = performance.now();
-              if (NO_SHRINK)
-                console.log(`program ${program}:`, JSON.stringify({ ops, rateLimit, seed }));
-              try {
-                await run(() => runProgram(ops, rateLimit, { seed }));
-                if (process.env.CHAOS_TRACE) {
-                  const ms = Math.round(performance.now() - t0);
-                  const c = chaosTotals;
-                  (globalThis as any).gc?.();
-                  const heap = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
+      // The summary prints even when the run is cut short (PROPERTY_TIME_LIMIT_MS): a campaign's
+      // violations are not lost with it.
+      const summarize = () => {
+        const seconds = Math.round((performance.now() - started) / 1000);
+        console.log(`fuzz: ${index} programs, ${violations.length} violations (${seconds} s)`);
+        // Violations by kind (the message with its numbers and names blurred), then each one.
+        const kinds = new Map<string, number>();
+        for (const v of violations) {
+          const kind = v.message
+            .replace(/"[^"]*"|`[^`]*`|\([^)]*\)/g, "…")
+            .replace(/\b[a-z]*\d[\w:-]*/gi, "N")
+            .slice(0, 120);
+          kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+        }
+        for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1])) {
+          console.log(`  ${count} × ${kind}`);
+        }
+        for (const v of violations) {
+          console.log(
+            `  program ${v.index}: ${v.message}\n    replay: FUZZ_CHAOS=1 FUZZ_SEED=${SEED} ` +
+              `FUZZ_PATH=${v.index} npm run fuzz`,
+          );
+        }
+      };
+      try {
+        await assertWithinLimit(
+          (run) =>
+            fc.asyncProperty(
+              fc.array(chaosOp, { minLength: 1, maxLength: 12 }),
+              rateLimitArb,
+              fc.nat(),
+              async (ops, rateLimit, seed) => {
+                const program = index++;
+                const t0 = performance.now();
+                if (program > 0 && program % CHAOS_PROGRESS_EVERY === 0 && !replay) {
+                  const seconds = Math.round((performance.now() - started) / 1000);
                   console.log(
-                    `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
-                      ops
-                        .map((o) =>
-                          o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})` : o.op,
-                        )
-                        .join(" "),
+                    `chaos run: ${program} programs, ${violations.length} violations (${seconds} s)`,
                   );
                 }
-              } catch (error) {
-                if (replay) throw error;
-                const message = error instanceof Error ? error.message : String(error);
-                violations.push({ index: program, message: message.split("\n")[0].slice(0, 400) });
-              }
-            },
-          ),
-        { numRuns: CHAOS_RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
-      );
-      const seconds = Math.round((performance.now() - started) / 1000);
-      console.log(`fuzz: ${index} programs, ${violations.length} violations (${seconds} s)`);
-      // Violations by kind (the message with its numbers and names blurred), then each one.
-      const kinds = new Map<string, number>();
-      for (const v of violations) {
-        const kind = v.message
-          .replace(/"[^"]*"|`[^`]*`|\([^)]*\)/g, "…")
-          .replace(/\b[a-z]*\d[\w:-]*/gi, "N")
-          .slice(0, 120);
-        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-      }
-      for (const [kind, count] of [...kinds].sort((a, b) => b[1] - a[1])) {
-        console.log(`  ${count} × ${kind}`);
-      }
-      for (const v of violations) {
-        console.log(
-          `  program ${v.index}: ${v.message}\n    replay: FUZZ_CHAOS=1 FUZZ_SEED=${SEED} ` +
-            `FUZZ_PATH=${v.index} npm run fuzz`,
+                if (NO_SHRINK)
+                  console.log(`program ${program}:`, JSON.stringify({ ops, rateLimit, seed }));
+                try {
+                  await run(() => runProgram(ops, rateLimit, { seed }));
+                  if (process.env.CHAOS_TRACE) {
+                    const ms = Math.round(performance.now() - t0);
+                    const c = chaosTotals;
+                    (globalThis as any).gc?.();
+                    const heap = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
+                    console.log(
+                      `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
+                        ops
+                          .map((o) =>
+                            o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})` : o.op,
+                          )
+                          .join(" "),
+                    );
+                  }
+                } catch (error) {
+                  if (replay) throw error;
+                  const message = error instanceof Error ? error.message : String(error);
+                  violations.push({
+                    index: program,
+                    message: message.split("\n")[0].slice(0, 400),
+                  });
+                }
+              },
+            ),
+          { numRuns: CHAOS_RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
         );
+      } finally {
+        summarize();
       }
       expect(violations, "chaos programs that broke an invariant").toEqual([]);
     },
