@@ -87,6 +87,7 @@ import {
 import { FULL_SCALE, scaled } from "./scale.js";
 import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { CANCEL_ABORT_BOUND_MS, EXECUTOR_BUDGET_MS } from "../src/component/runners/batchRun.js";
+import { ACTION_LIMIT_MS, CHILD_ACTION_MARGIN_MS } from "../src/component/mainLoop/recovery.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest, nestedOf, valueOf } from "./app/chaos.js";
@@ -210,6 +211,12 @@ const RUNNING_WAIT_MS = 2_000;
 /** How long chaos programs run on once nothing is left to do: past the report-lost window and
  * the watchdog's interval, so that a late duplicate would show. */
 const AFTER_SETTLE_MS = 70_000;
+/** How long chaos programs run on after an action's runner died: recovery rules on the jobs of a
+ * dead action runner only once their actions could have ended (issue 29: ACTION_LIMIT_MS plus
+ * CHILD_ACTION_MARGIN_MS after the runner's end), then a retry may run; two minutes more cover
+ * the recovery pass's interval and the retry. Before this, a chaos program could end with such a
+ * job still running (seeds 2026112701, program 445; 2026112702, program 100). */
+const RUNNER_DEATH_SETTLE_MS = ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS + 2 * 60_000;
 /** How long a task batch's drawn pause is held within its step: past a model task's longest run
  * (3 s), so that a task an executor held unstarted would have a free slot to start in. */
 const PAUSE_HOLD_MS = 4_000;
@@ -742,6 +749,10 @@ async function runOn(
   const pausedKeys = new Set<string>();
   /** When the pool was paused, while it is. */
   let poolPausedAt: number | undefined;
+  /** When an action's runner (a worker or an action runner) last died, by a kill or a fault:
+   * the jobs of a dead action runner keep their slots until their actions could have ended
+   * (RUNNER_DEATH_SETTLE_MS). */
+  let runnerDiedAt = 0;
   /** How much longer the slow tasks enqueued so far may take to drain (slowDrainMs). */
   let slowDrainTotalMs = 0;
   /** Tasks of the executor that always fails (brokenTask), by id. */
@@ -893,6 +904,9 @@ async function runOn(
   const markFaulted = () => {
     for (const f of deployment?.fired ?? []) {
       for (const job of jobs) if (f.workIds.includes(job.id)) job.killed = true;
+      if (f.fault.kind === "actionDies" && f.executorId === undefined) {
+        runnerDiedAt = Math.max(runnerDiedAt, f.at + f.fault.noticedAfterMs);
+      }
       if (f.executorId !== undefined && !deadExecutors.has(f.executorId)) {
         deadExecutors.add(f.executorId);
         totals.executorDeaths++;
@@ -1349,6 +1363,7 @@ async function runOn(
         }
         if (executorId === undefined && work.fnType === "action") {
           deadRunners.add(work.state.scheduledId!);
+          runnerDiedAt = Math.max(runnerDiedAt, Date.now());
         }
         break;
       }
@@ -1555,7 +1570,10 @@ async function runOn(
     // tasks, which SETTLE_MS leaves room for).
     const drainMs =
       jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
-    const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
+    const deadline = Math.max(
+      lastDue + drainMs + SETTLE_MS + slowDrainTotalMs,
+      runnerDiedAt + RUNNER_DEATH_SETTLE_MS,
+    );
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
     await runSteps(AFTER_SETTLE_MS, 5_000);
