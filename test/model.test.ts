@@ -1570,12 +1570,13 @@ async function runOn(
     // tasks, which SETTLE_MS leaves room for).
     const drainMs =
       jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
-    const deadline = Math.max(
-      lastDue + drainMs + SETTLE_MS + slowDrainTotalMs,
-      runnerDiedAt + RUNNER_DEATH_SETTLE_MS,
-    );
+    const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
+    // A dead action runner's jobs wait minutes for recovery: coarser steps cost less real time.
+    while (Date.now() < runnerDiedAt + RUNNER_DEATH_SETTLE_MS && (await outstanding())) {
+      await runSteps(10_000, 2_000);
+    }
     await runSteps(AFTER_SETTLE_MS, 5_000);
     markFaulted();
     await checkOperatorView(await workRows());
