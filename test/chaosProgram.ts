@@ -126,11 +126,14 @@ export type Bulk = {
   faultAfter: Fault | undefined;
 };
 
+/** The most jobs of a bulk of "a few dozen" (the common draw, and every one returning values). */
+const FEW_DOZEN_JOBS = 60;
+
 /** How many jobs a bulk whose jobs return drawn values has (one of a few dozen): from 10 to 60,
  * due within 10 ms of each other, so that a pass often settles more than 33 of them at once (H2:
  * 33 results of 35,000 bytes fill a delivery row past 1 MiB). 1,500 results of 35 KB each would
  * cost a program minutes of real time: hundreds or more jobs return their keys. */
-const bulkReturnsJobs = fc.integer({ min: 10, max: 60 });
+const bulkReturnsJobs = fc.integer({ min: 10, max: FEW_DOZEN_JOBS });
 
 /** Mostly a few dozen jobs; now and then hundreds; one bulk in seven more than 1,000 (the
  * largest cost seconds of real time each: about 13 ms a job). */
@@ -138,7 +141,7 @@ export const bulk: fc.Arbitrary<Bulk> = fc
   .record({
     op: fc.constant("bulk" as const),
     n: fc.oneof(
-      { weight: 10, arbitrary: fc.integer({ min: 1, max: 60 }) },
+      { weight: 10, arbitrary: fc.integer({ min: 1, max: FEW_DOZEN_JOBS }) },
       { weight: 3, arbitrary: fc.integer({ min: 200, max: 400 }) },
       { weight: 2, arbitrary: fc.integer({ min: 1_001, max: 1_500 }) },
     ),
@@ -189,7 +192,7 @@ export const bulk: fc.Arbitrary<Bulk> = fc
   .map(({ returnsJobs, ...b }) =>
     b.returns === undefined
       ? b
-      : b.n > 60
+      : b.n > FEW_DOZEN_JOBS
         ? { ...b, returns: undefined }
         : { ...b, n: returnsJobs, spacingMs: Math.min(b.spacingMs, 10) },
   );

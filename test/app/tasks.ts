@@ -24,6 +24,18 @@ export type TaskRun = {
 /** The model test's task runs, per job key, in order. */
 export const taskRuns = new Map<string, TaskRun[]>();
 
+/** Records a run of `key` starting now in `taskRuns`, and when (and why) its signal aborts; the
+ * caller sets its `end`. */
+function recordRun(key: string, signal: AbortSignal, timeoutMs?: number): TaskRun {
+  const record: TaskRun = { start: Date.now(), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+  taskRuns.set(key, [...(taskRuns.get(key) ?? []), record]);
+  signal.addEventListener("abort", () => {
+    signals.set(key, String(signal.reason));
+    record.abortedAt = Date.now();
+  });
+  return record;
+}
+
 /** Waits `ms`, or until `signal` aborts (then rejects with its reason). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -167,12 +179,7 @@ export const model = pool().executor({
       handler: async (_ctx, args, { signal }): Promise<unknown> => {
         const { timesOut, ignoresCancel, ...b } = args;
         const run = probe.enter(b.key);
-        const record: TaskRun = { start: Date.now() };
-        taskRuns.set(b.key, [...(taskRuns.get(b.key) ?? []), record]);
-        signal.addEventListener("abort", () => {
-          signals.set(b.key, String(signal.reason));
-          record.abortedAt = Date.now();
-        });
+        const record = recordRun(b.key, signal);
         try {
           const attempt = run - (b.snoozeTimes ?? 0);
           if (timesOut && attempt >= 1 && attempt <= (b.failTimes ?? 0)) {
@@ -265,11 +272,7 @@ export const slow = pool().executor({
       args: { key: v.string(), ms: v.number() },
       timeoutMs: SLOW_TASK_TIMEOUT_MS,
       handler: async (_ctx, { key, ms }, { signal }): Promise<string> => {
-        const record: TaskRun = { start: Date.now(), timeoutMs: SLOW_TASK_TIMEOUT_MS };
-        taskRuns.set(key, [...(taskRuns.get(key) ?? []), record]);
-        signal.addEventListener("abort", () => {
-          record.abortedAt = Date.now();
-        });
+        const record = recordRun(key, signal, SLOW_TASK_TIMEOUT_MS);
         try {
           await sleep(ms, signal);
           return key;
