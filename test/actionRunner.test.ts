@@ -5,7 +5,8 @@
  * policy, its runner's death found per job, and a failed report never runs it again.
  */
 import { anyApi } from "convex/server";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { runAction } from "../src/component/runners/worker.js";
 import { probe } from "./app/probe.js";
 import {
   completions,
@@ -28,6 +29,8 @@ async function scheduledActions(t: T): Promise<{ runners: number; workers: numbe
     return { runners: named("actionRunner:run"), workers: named("worker:runAction") };
   });
 }
+
+type Handler = (ctx: any, args: any) => Promise<unknown>;
 
 const keys = (n: number) => Array.from({ length: n }, (_, i) => `a${i}`);
 /** Six actions of 500 ms (or as `extra` says), enqueued together. */
@@ -73,6 +76,43 @@ describe("action runners", () => {
       schedules: (report: any) => (report.outcomes?.[0] ?? report).attempt === 1,
     });
 
+  /**
+   * Kills the next lone worker `afterMs` into its run, as a deploy or out-of-memory kill would: the
+   * worker fails (as convex-test marks a thrown action), the action it started runs on (its own
+   * execution, as on Convex), and the dead worker's later calls never return. Restored after the test.
+   */
+  const killNextWorkerAfter = (afterMs: number) => {
+    const worker = runAction as unknown as { _handler: Handler };
+    const original = worker._handler;
+    const killed = { count: 0 };
+    onTestFinished(() => {
+      worker._handler = original;
+    });
+    worker._handler = (ctx, args) => {
+      if (killed.count > 0) return original(ctx, args);
+      killed.count++;
+      let dead = false;
+      const never = () => new Promise<never>(() => {});
+      const dying = {
+        ...ctx,
+        runQuery: (...a: unknown[]) => (dead ? never() : ctx.runQuery(...a)),
+        runMutation: (...a: unknown[]) => (dead ? never() : ctx.runMutation(...a)),
+        scheduler: {
+          ...ctx.scheduler,
+          runAfter: (...a: unknown[]) => (dead ? never() : ctx.scheduler.runAfter(...a)),
+        },
+      };
+      void original(dying, args).catch(() => {});
+      return new Promise((_, reject) =>
+        setTimeout(() => {
+          dead = true;
+          reject(new Error("test: the worker was killed"));
+        }, afterMs),
+      );
+    };
+    return killed;
+  };
+
   it("a runner killed mid-batch: its jobs fail 'runner died' and follow their retry policy", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
@@ -112,6 +152,24 @@ describe("action runners", () => {
     }
     // Each job's first run had ended before its second began: never two runs at once.
     expect(probe.maxRunning).toBeLessThanOrEqual(6);
+  });
+
+  it("a lone action's worker killed while its action runs: the retry waits until that action could have ended", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const killed = killNextWorkerAfter(1_000);
+    const [id] = await enqueue(t, "action", [{ key: "lone", ms: 3 * 60_000 }], {
+      poolOptions: { maxParallelism: 1 },
+      options: { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } },
+    });
+    await runUntil(t, async () => (await completions(t)).length === 1, 20 * 60_000, 1_000);
+    expect(killed.count).toBe(1);
+    const [first, second] = probe.starts.get("lone")!;
+    // The worker died 1 s in, its action ran on: the retry waits for Convex's 10 minutes.
+    expect(second - first).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(probe.maxRunning).toBe(1);
+    expect(await info(t, id)).toMatchObject({ previousAttempts: 2, result: { kind: "success" } });
   });
 
   it("a runner killed mid-batch: a job with no retries left fails with 'runner died'", async () => {

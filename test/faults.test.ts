@@ -152,7 +152,8 @@ describe("the report of an action's attempt failing", () => {
     [job.id] = await enqueue(t, "action", [{ key: "dead-runner", value: "real" }], {
       options: { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
     });
-    await runFor(t, 120_000, 200);
+    // Recovery rules once the worker's action cannot still run (its end + 10 + 1 min).
+    await runFor(t, 13 * 60_000, 1_000);
     expect(injected.count).toBe(1);
     // The worker could not make its result durable, so its attempt is unknown: a failed attempt.
     expect(probe.attempts.get("dead-runner")).toBe(2);

@@ -138,8 +138,8 @@ describe("keys: order", () => {
     // The first attempt of k:0 dies without reporting; recovery retries it.
     failCompletionInserts((row) => row.attempt === 1 && probe.attempts.get("k:0") === 1);
     await enqueueKeyed(t, "k", jobsOf("k", 3, { ms: 100 }), { options: { retry: true } });
-    // Recovery takes tens of seconds to call the runner dead: checked every 100 ms.
-    await runUntil(t, async () => (await completions(t)).length === 3, 120_000, 100);
+    // Recovery calls the runner dead once its action cannot still run (its end + 10 + 1 min).
+    await runUntil(t, async () => (await completions(t)).length === 3, 15 * 60_000, 500);
     expect(probe.groupStarts.get("k")).toEqual(["k:0", "k:0", "k:1", "k:2"]);
     expect(probe.groupMax.get("k")).toBe(1);
     expect(await keyStatus(t, "k")).toMatchObject({ pending: 0, running: 0, succeeded: 3 });

@@ -367,7 +367,7 @@ describe("recovery", () => {
     return failCompletionInserts((row) => row.attempt === attempt);
   }
 
-  it("retries a job whose runner died without reporting", async () => {
+  it("retries a job whose runner died without reporting, once its action could have ended", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
     vi.spyOn(console, "error").mockImplementation(() => {});
@@ -375,7 +375,10 @@ describe("recovery", () => {
     const [id] = await enqueue(t, "action", [{ key: "lost", ms: 100 }], {
       options: { retry: true },
     });
-    await runFor(t, 60_000, 100);
+    // The worker's action is its own execution: the retry waits the runner's end + 10 + 1 min.
+    await runFor(t, 11 * 60_000, 1_000);
+    expect(probe.attempts.get("lost")).toBe(1);
+    await runFor(t, 2 * 60_000, 1_000);
     expect(deaths.count).toBeGreaterThan(0);
     expect(probe.attempts.get("lost")).toBe(2);
     expect(await completions(t)).toEqual([

@@ -104,7 +104,8 @@ describe("recovery", () => {
     await runFor(t, 1000, 100);
     const dead = { id: "" };
     failCompletionInserts((row) => row.workId === dead.id);
-    [dead.id] = await enqueue(t, "action", [{ key: "dead", ms: 100 }], {
+    // A mutation: its worker's death is final at once (an action's waits for its action's limit).
+    [dead.id] = await enqueue(t, "mutation", [{ key: "dead" }], {
       poolOptions: { maxParallelism: 121 },
     });
     await runFor(t, 2 * RECOVERY_INTERVAL_MS + 10_000, 500);

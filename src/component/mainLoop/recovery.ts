@@ -2,7 +2,8 @@
  * Loop stage: recovery of jobs whose runner died. A job marked running whose scheduled worker has
  * failed, been canceled or vanished (per the `_scheduled_functions` system table), and whose result
  * is not waiting in `pendingCompletion`, never reports: recovery counts its attempt as failed and
- * lets the retry rules decide. A worker that succeeded but whose report never arrived (its
+ * lets the retry rules decide — for an action, only once the action its runner started (its own
+ * execution, which the runner's death does not stop) cannot still run. A worker that succeeded but whose report never arrived (its
  * scheduled report mutation failed for good) ends the job as failed without a rerun: the action
  * ran, so running it again could do its work twice. Never touches a job whose worker is still
  * pending or running. Walks all running jobs with a cursor, a page per pass, so a dead runner is
@@ -35,7 +36,8 @@ export const RECOVERY_BATCH = 100;
  * backed-up scheduler, and only a report that failed for good ever reaches it. */
 export const REPORT_LOST_AFTER_MS = 60_000;
 /** How long Convex lets an action run: an action job's own `ctx.runAction` in an action runner
- * is its own execution, which the runner's death does not stop, so it may run this long. */
+ * or a worker is its own execution, which the runner's death does not stop, so it may run this
+ * long. */
 export const ACTION_LIMIT_MS = 10 * 60_000;
 /** Added to ACTION_LIMIT_MS before a dead runner's jobs are rerun: the scheduler's and the
  * servers' clocks, and the child action's start after the runner's end was recorded. */
@@ -49,8 +51,10 @@ export const TAKE_BACKS_FREE = 3;
 
 /** The scheduled name of the stand-in for an executor that could not be scheduled. */
 const UNSCHEDULABLE_NAME = /runners\/executor(\.js)?:unschedulable$/;
-/** The scheduled name of an action runner (runners/actionRunner.ts). */
-const ACTION_RUNNER_NAME = /actionRunner(\.js)?:run$/;
+/** The scheduled names of the runners that start a job's action as its own execution
+ * (`ctx.runAction`): an action runner (runners/actionRunner.ts) and a lone action's worker
+ * (runners/worker.ts `runAction`). Their death does not stop the actions they started. */
+const ACTION_STARTER_NAME = /(actionRunner(\.js)?:run|worker(\.js)?:runAction)$/;
 
 /** Kept below the oldest running job's start when it becomes the next cycle's floor: the loop's
  * clock may step back a little between passes on different servers. */
@@ -164,12 +168,13 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
   }
   if (
     (job === null || job.state.kind !== "success") &&
-    (job === null || ACTION_RUNNER_NAME.test(job.name)) &&
+    (job === null || ACTION_STARTER_NAME.test(job.name)) &&
     work.fnType === "action" &&
     pass.now < childActionsOverAt(work, job)
   ) {
-    // An action runner that died while its jobs' own actions may still run (each is its own
-    // execution): the attempt is not ended, nor its slot freed, until they cannot.
+    // An action runner or a lone worker that died while the actions it started may still run
+    // (each is its own execution): the attempt is not ended, nor its slot freed, until they
+    // cannot (review 2026-11-27 M1: a lone worker's retry ran beside its first run).
     return { kind: "alive" };
   }
   if (job === null) return { kind: "dead", why: "its scheduled function vanished" };
@@ -189,8 +194,8 @@ async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise
   }
 }
 
-/** When the actions a dead action runner started are over for certain: each started before the
- * runner ended (its completion time; its start when the scheduler keeps none), and Convex ends an
+/** When the actions a dead action runner (or lone worker) started are over for certain: each
+ * started before the runner ended (its completion time; its start when the scheduler keeps none), and Convex ends an
  * action ACTION_LIMIT_MS after its start. */
 function childActionsOverAt(
   work: Doc<"work">,
