@@ -208,7 +208,7 @@ async function takeHandovers(
   if (retried.length > 0) {
     return {
       tasks: await taken(retried.flatMap((row) => row.tasks)),
-      cancels: retried.flatMap((row) => row.cancels),
+      cancels: [...new Set(retried.flatMap((row) => row.cancels))],
       more: true,
       stop: false,
       unstarted: [],
@@ -216,7 +216,9 @@ async function takeHandovers(
   }
   const open = rows.slice(0, REPORT_ROWS_READ).filter((row) => row.takenBy === undefined);
   let more = rows.length > REPORT_ROWS_READ;
-  const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
+  /** Each row read, and the tasks this report took from it: written back once the answer is
+   * known (below). */
+  const read: Array<{ row: Doc<"handovers">; took: TaskHandover[]; rest: TaskHandover[] }> = [];
   /** Tasks read that the executor is not to take: they go back to the pool (below). */
   const givenBack: TaskHandover[] = [];
   for (const row of open) {
@@ -224,7 +226,7 @@ async function takeHandovers(
     if (withheld(row)) {
       // Handed over before a pause or a lowered maxParallelism: not to start now.
       givenBack.push(...row.tasks);
-      await ctx.db.delete("handovers", row._id);
+      read.push({ row, took: [], rest: [] });
       continue;
     }
     const took: TaskHandover[] = [];
@@ -244,25 +246,7 @@ async function takeHandovers(
       took.push(handed);
       consumed++;
     }
-    // What this report took stays marked with its number until the executor's next report, for
-    // a retry of this one (with no number, nothing is kept).
-    const keep = seq !== undefined && took.length > 0;
-    if (consumed === row.tasks.length) {
-      if (keep) await ctx.db.patch("handovers", row._id, { tasks: took, takenBy: seq });
-      else await ctx.db.delete("handovers", row._id);
-      continue;
-    }
-    if (keep) {
-      await ctx.db.insert("handovers", {
-        executorId: row.executorId,
-        segment: row.segment,
-        tasks: took,
-        cancels: row.cancels,
-        ...(row.maxParallelism === undefined ? {} : { maxParallelism: row.maxParallelism }),
-        takenBy: seq,
-      });
-    }
-    partlyTaken.push({ row, rest: row.tasks.slice(consumed) });
+    read.push({ row, took, rest: row.tasks.slice(consumed) });
   }
   const unstarted: ReportedOutcome[] = [];
   for (const { workId, attempt, fnArgs } of givenBack) {
@@ -276,25 +260,49 @@ async function takeHandovers(
         : { kind: "snoozed", delayMs: 0, fnArgs },
     });
   }
-  for (const { row, rest } of partlyTaken) {
-    const waiting = rest.filter((handed) => {
-      if (!cancels.delete(handed.workId)) return true;
-      // Inline args go back to the job's row (a retry needs them); a payload stays.
-      const { workId, attempt, fnArgs } = handed;
-      unstarted.push({
-        workId,
-        attempt,
-        result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+  const waitingIn = new Map<Id<"handovers">, TaskHandover[]>();
+  for (const { row, rest } of read) {
+    waitingIn.set(
+      row._id,
+      rest.filter((handed) => {
+        if (!cancels.delete(handed.workId)) return true;
+        // Inline args go back to the job's row (a retry needs them); a payload stays.
+        const { workId, attempt, fnArgs } = handed;
+        unstarted.push({
+          workId,
+          attempt,
+          result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+        });
+        return false;
+      }),
+    );
+  }
+  // Every row read is written back knowing the answer. What this report took of a row (tasks, and
+  // the cancels its answer carries) stays marked with the report's number until the executor's
+  // next report, so that a retry of this one is answered with all of it, cancels included (with
+  // no number, nothing is kept). Tasks left in a row wait for the next report.
+  for (const { row, took } of read) {
+    const answered = row.cancels.filter((workId) => cancels.has(workId));
+    const keep = seq !== undefined && (took.length > 0 || answered.length > 0);
+    const waiting = waitingIn.get(row._id) ?? [];
+    if (waiting.length > 0) more = true;
+    if (waiting.length > 0 && keep) {
+      await ctx.db.insert("handovers", {
+        executorId: row.executorId,
+        segment: row.segment,
+        tasks: took,
+        cancels: answered,
+        takenBy: seq,
       });
-      return false;
-    });
-    if (waiting.length === 0) {
-      await ctx.db.delete("handovers", row._id);
-      continue;
     }
-    // The rest of the row waits for the next report (its cancels were taken).
-    more = true;
-    await ctx.db.patch("handovers", row._id, { tasks: waiting, cancels: [] });
+    if (waiting.length > 0) {
+      // The row's cancels were taken (a task of its own canceled went back above).
+      await ctx.db.patch("handovers", row._id, { tasks: waiting, cancels: [] });
+    } else if (keep) {
+      await ctx.db.patch("handovers", row._id, { tasks: took, cancels: answered, takenBy: seq });
+    } else {
+      await ctx.db.delete("handovers", row._id);
+    }
   }
   return { tasks, cancels: [...cancels], more, stop: false, unstarted };
 }
