@@ -19,7 +19,12 @@ import {
 } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { internal } from "../_generated/api.js";
-import { deleteExecutorRow, EXECUTOR_ROW_CHECK_AFTER_MS, isOpen } from "../mainLoop/executors.js";
+import {
+  concurrencyRow,
+  deleteExecutorRow,
+  EXECUTOR_ROW_CHECK_AFTER_MS,
+  isOpen,
+} from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
 import { segmentOf } from "../model/segments.js";
@@ -107,16 +112,20 @@ export const report = mutation({
       await recordCompletions(ctx, reported);
       return NONE;
     }
-    if (concurrency !== undefined && row.concurrency !== concurrency) {
-      await ctx.db.patch("executors", row._id, {
-        concurrency,
-        open: isOpen({ ...row, concurrency }, Date.now()),
-      });
+    if (concurrency !== undefined) {
+      if (row.concurrency !== concurrency) {
+        await ctx.db.patch("executors", row._id, {
+          concurrency,
+          open: isOpen({ ...row, concurrency }, Date.now()),
+        });
+      }
+      await rememberConcurrency(ctx, row.fnHandle, concurrency);
     }
-    // Tasks not yet taken obey a pause and a lowered maxParallelism that came after the loop
-    // handed them over: the report gives them back instead (config changes rarely, so this read
-    // seldom conflicts).
+    // Tasks not yet taken obey a pause (of the pool or of their key) and a lowered
+    // maxParallelism that came after the loop handed them over: the report gives them back
+    // instead (settings change rarely, so these reads seldom conflict).
     const config = await readConfig(ctx.db);
+    const keyPaused = pausedKeys(ctx);
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
@@ -126,6 +135,7 @@ export const report = mutation({
       withheld: (handover) =>
         config.paused === true ||
         (handover.maxParallelism !== undefined && config.maxParallelism < handover.maxParallelism),
+      keyPaused,
     });
     // Filed under the executor's id, which its tasks' running state names (for recovery).
     await recordCompletions(ctx, [...reported, ...unstarted], row._id);
@@ -161,6 +171,7 @@ async function takeHandovers(
     seq,
     giveBackExcess,
     withheld,
+    keyPaused,
   }: {
     all: boolean;
     room: number;
@@ -168,6 +179,7 @@ async function takeHandovers(
     seq: number | undefined;
     giveBackExcess: boolean;
     withheld: (row: Doc<"handovers">) => boolean;
+    keyPaused: (key: string) => Promise<boolean>;
   },
 ) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
@@ -232,6 +244,12 @@ async function takeHandovers(
     const took: TaskHandover[] = [];
     let consumed = 0;
     for (const handed of row.tasks) {
+      if (handed.key !== undefined && (await keyPaused(handed.key))) {
+        // Handed over before its key was paused (review 2026-11-27 L4): not to start now.
+        givenBack.push(handed);
+        consumed++;
+        continue;
+      }
       if (tasks.length >= limit && giveBackExcess) {
         // More than the executor can start now (handed before its first report said how many
         // it runs, or at its time limit): it holds none it cannot start, so this one goes back.
@@ -249,15 +267,17 @@ async function takeHandovers(
     read.push({ row, took, rest: row.tasks.slice(consumed) });
   }
   const unstarted: ReportedOutcome[] = [];
-  for (const { workId, attempt, fnArgs } of givenBack) {
-    // Back to pending, no attempt used (inline args go back to the job's row); a task canceled
-    // meanwhile ends its attempt canceled instead, and the executor never sees the cancel.
+  for (const { workId, attempt, fnArgs, runAt } of givenBack) {
+    // Back to pending at its place in line, no attempt used and its start undone (inline args go
+    // back to the job's row); a task canceled meanwhile ends its attempt canceled instead, and the
+    // executor never sees the cancel.
     unstarted.push({
       workId,
       attempt,
       result: cancels.delete(workId)
         ? { kind: "failed", error: CANCELED_BEFORE_START, fnArgs }
         : { kind: "snoozed", delayMs: 0, fnArgs },
+      givenBack: { runAt },
     });
   }
   const waitingIn = new Map<Id<"handovers">, TaskHandover[]>();
@@ -267,11 +287,12 @@ async function takeHandovers(
       rest.filter((handed) => {
         if (!cancels.delete(handed.workId)) return true;
         // Inline args go back to the job's row (a retry needs them); a payload stays.
-        const { workId, attempt, fnArgs } = handed;
+        const { workId, attempt, fnArgs, runAt } = handed;
         unstarted.push({
           workId,
           attempt,
           result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+          givenBack: { runAt },
         });
         return false;
       }),
@@ -305,6 +326,34 @@ async function takeHandovers(
     }
   }
   return { tasks, cancels: [...cancels], more, stop: false, unstarted };
+}
+
+/** Records what an executor function said of its concurrency where it outlives the function's
+ * executors (`executorFunctions`), when it is new or differs (a deploy changed it): a later
+ * executor of the function is handed no more than that before its own first report. */
+async function rememberConcurrency(ctx: MutationCtx, fnHandle: string, concurrency: number) {
+  const said = await concurrencyRow(ctx, fnHandle);
+  if (said === null) await ctx.db.insert("executorFunctions", { fnHandle, concurrency });
+  else if (said.concurrency !== concurrency) {
+    await ctx.db.patch("executorFunctions", said._id, { concurrency });
+  }
+}
+
+/** Whether a key is paused (`pause({ key })`), each key read once per report. */
+function pausedKeys(ctx: MutationCtx): (key: string) => Promise<boolean> {
+  const known = new Map<string, boolean>();
+  return async (key) => {
+    let paused = known.get(key);
+    if (paused === undefined) {
+      const settings = await ctx.db
+        .query("keySettings")
+        .withIndex("by_key", (q) => q.eq("key", key))
+        .first();
+      paused = settings?.paused === true;
+      known.set(key, paused);
+    }
+    return paused;
+  };
 }
 
 /** What the loop schedules in place of an executor whose function cannot be scheduled (a deploy
