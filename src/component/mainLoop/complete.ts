@@ -2,8 +2,9 @@
  * Completion: recording an attempt's outcome (workers through `recordCompletion`, runners' and
  * executors' reports of many through `recordCompletions`), and the loop's
  * handling of it — retry after a jittered backoff, or finish the job and hand its onComplete to
- * delivery (deliver.ts). Only the loop (`processCompletions`, `finishJob`) changes a job's state
- * here; no user code runs here.
+ * delivery (deliver.ts). A task an executor gave back unstarted (`givenBack`) has its start undone
+ * (the rate limit's start refunded, `started` uncounted) and goes back to its place in line. Only
+ * the loop (`processCompletions`, `finishJob`) changes a job's state here; no user code runs here.
  */
 import { v } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";

@@ -5,8 +5,11 @@
  * the loop settles), and carries back what the loop handed the executor since: tasks to run and
  * tasks to cancel. An executor with nothing left says so in its last report and ends, unless that
  * report brings it more. Writes only `pendingCompletion` (and a payload for a large result), the
- * hand-overs it takes, and its own executor row (`concurrency`, `ending`, or its deletion when the
- * loop has nothing of it left to settle); never decides
+ * hand-overs it takes, its own executor row (`concurrency`, `ending`, or its deletion when the
+ * loop has nothing of it left to settle) and its function's `executorFunctions` row (the
+ * concurrency it states, when new or changed). A task it reads but is not to start (no room, a
+ * pause of the pool or of the task's key, a lowered maxParallelism) it gives back as an outcome
+ * marked `givenBack`, which the loop undoes as a start; never decides
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
 import { v, type Infer } from "convex/values";
@@ -244,12 +247,6 @@ async function takeHandovers(
     const took: TaskHandover[] = [];
     let consumed = 0;
     for (const handed of row.tasks) {
-      if (handed.key !== undefined && (await keyPaused(handed.key))) {
-        // Handed over before its key was paused (review 2026-11-27 L4): not to start now.
-        givenBack.push(handed);
-        consumed++;
-        continue;
-      }
       if (tasks.length >= limit && giveBackExcess) {
         // More than the executor can start now (handed before its first report said how many
         // it runs, or at its time limit): it holds none it cannot start, so this one goes back.
@@ -258,6 +255,13 @@ async function takeHandovers(
         continue;
       }
       if (full()) break;
+      // Read only for a task it would take: at most `room` keys a report (each read once).
+      if (handed.key !== undefined && (await keyPaused(handed.key))) {
+        // Handed over before its key was paused (review 2026-11-27 L4): not to start now.
+        givenBack.push(handed);
+        consumed++;
+        continue;
+      }
       const [answer] = await taken([handed]);
       bytes += valueSizeBytes(answer.fnArgs);
       tasks.push(answer);
