@@ -55,6 +55,13 @@ async function killWithFiveRunning(t: T, maxParallelism: number) {
   };
 }
 
+/** Tasks given back by an executor, over all jobs: a give-back counts as a snooze of the job
+ * (none of these tasks snoozes of its own). */
+async function givenBackInAll(t: T): Promise<number> {
+  const jobs = await inComponent(t, async (ctx) => await ctx.db.query("work").collect());
+  return jobs.reduce((sum: number, job: { snoozes?: number }) => sum + (job.snoozes ?? 0), 0);
+}
+
 describe("an executor's room", () => {
   it("tasks handed to an executor beyond its slots wait with the pool: when it dies, only tasks it started used an attempt", async () => {
     // The pool hands all eight to the first executor before its first report says five. It
@@ -118,6 +125,31 @@ describe("an executor's room", () => {
     const took = await burst(t, 15, 100);
     expect(probe.maxRunning).toBe(15);
     expect(took).toBeLessThan(5_000);
+    // The function's concurrency outlived its executors (`executorFunctions`): no executor of the
+    // second burst was handed more than five, so none gave a task back (chaos program 643; the
+    // first burst's five fit its first executor).
+    expect(await givenBackInAll(t)).toBe(0);
+  });
+
+  it("a report that states another concurrency overrides the one remembered (a deploy changed it)", async () => {
+    const t = setup();
+    await burst(t, 5, 0);
+    await runFor(t, 10_000, 100);
+    // As if an earlier deploy's executors had said two.
+    await inComponent(t, async (ctx) => {
+      const [said] = await ctx.db.query("executorFunctions").collect();
+      await ctx.db.patch(said._id, { concurrency: 2 });
+    });
+    probe.maxRunning = 0;
+    await burst(t, 15, 100);
+    // Executors of two were started until the first report said five; then five each.
+    expect(probe.maxRunning).toBe(15);
+    const rows = await inComponent(
+      t,
+      async (ctx) => await ctx.db.query("executorFunctions").collect(),
+    );
+    expect(rows.map((row: { concurrency: number }) => row.concurrency)).toEqual([5]);
+    expect(await givenBackInAll(t)).toBe(0);
   });
 
   it("starts no handler after pause() whose task was not taken before it", async () => {
