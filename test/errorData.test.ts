@@ -171,6 +171,14 @@ describe("errorData", () => {
       expect(storableErrorData(fits)).toEqual({ errorData: fits });
       expect(storableErrorData(`${fits}x`).errorData).toBeNull();
     });
+
+    it("drops data whose field names or array entries Convex refuses, saying why", () => {
+      for (const data of [{ größe: 1 }, { $kind: 1 }, { ok: [1, undefined] }]) {
+        const stored = storableErrorData(data);
+        expect(stored.errorData, JSON.stringify(Object.keys(data))).toBeNull();
+        expect(stored.note).toMatch(/^\[workpool: errorData not kept: not a Convex value/);
+      }
+    });
   });
 });
 

@@ -7,7 +7,7 @@ import { anyApi } from "convex/server";
 import { CANCEL_ABORT_BOUND_MS } from "../src/component/runners/batchRun.js";
 import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
-import { signals } from "./app/tasks.js";
+import { run as executorAction, signals } from "./app/tasks.js";
 import {
   completions,
   inComponent,
@@ -257,24 +257,39 @@ describe("executors", () => {
     expect((await completions(t))[0].result).toEqual({ kind: "canceled" });
   });
 
-  it("a task canceled while it waits in its executor for a slot never starts and ends canceled", async () => {
+  it("a task canceled while its executor gives it back untaken never starts and ends canceled", async () => {
     const t = setup();
-    // Six tasks to an executor that runs five at once: the sixth waits inside it.
-    const ids = await enqueueIo(t, ios(6, { ms: 5_000 }), { batch: true });
-    await runUntil(t, () => probe.running === 5, 5_000, 50);
-    const canceledAt = Date.now();
-    await t.mutation(anyApi.pool.cancel, { id: ids[5] });
-    await runUntil(
-      t,
-      async () => (await completions(t)).some((c) => c.workId === ids[5]),
-      10_000,
-      50,
-    );
-    expect(Date.now() - canceledAt).toBeLessThanOrEqual(CANCEL_ABORT_BOUND_MS);
+    // Six tasks to the first executor, handed over before it says it runs five: its first report
+    // gives the sixth back (to its place in line). The cancel is sent as the executor starts,
+    // before that report, so the loop meets the give-back and the cancel in one pass.
+    const hooked = executorAction as unknown as { _handler: (ctx: any, args: any) => unknown };
+    const original = hooked._handler;
+    let canceledAt: number | undefined;
+    let ids: string[] = [];
+    hooked._handler = async (ctx: any, args: any) => {
+      if (canceledAt === undefined) {
+        canceledAt = Date.now();
+        await ctx.runMutation(anyApi.pool.cancel, { id: ids[5] });
+      }
+      return await original(ctx, args);
+    };
+    try {
+      ids = await enqueueIo(t, ios(6, { ms: 5_000 }), { batch: true });
+      await runUntil(
+        t,
+        async () => (await completions(t)).some((c) => c.workId === ids[5]),
+        10_000,
+        50,
+      );
+    } finally {
+      hooked._handler = original;
+    }
+    expect(Date.now() - canceledAt!).toBeLessThanOrEqual(CANCEL_ABORT_BOUND_MS);
     const done = (await completions(t)).find((c) => c.workId === ids[5])!;
     expect(done.result).toEqual({ kind: "canceled" });
     await runUntil(t, async () => (await completions(t)).length === 6, 20_000, 100);
     expect(probe.attempts.has("t5")).toBe(false);
+    expect(probe.attempts.get("t0")).toBe(1);
   });
 
   it("a canceled task keeps its pool slot until its handler settles", async () => {

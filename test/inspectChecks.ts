@@ -25,8 +25,10 @@ export type InspectedRow = {
 /** One event the loop logged, at the (virtual) time of its pass. */
 export type LoggedEvent = {
   at: number;
-  kind: "started" | "succeeded" | "failed" | "canceled" | "retried";
-  /** The job an attempt was started for (on "started" only). */
+  /** "startUndone": the loop undid the latest "started" of the job (its executor gave the task
+   * back unstarted); the reader drops that "started" instead of recording this. */
+  kind: "started" | "succeeded" | "failed" | "canceled" | "retried" | "startUndone";
+  /** The job an attempt was started for (on "started" and "startUndone" only). */
   workId?: string;
 };
 
@@ -36,6 +38,7 @@ export function eventOfLogLine(line: string, at: number): LoggedEvent | undefine
   const entry = JSON.parse(line);
   if (entry.component !== "workpool") return undefined;
   if (entry.event === "started") return { at, kind: "started", workId: entry.workId };
+  if (entry.event === "startUndone") return { at, kind: "startUndone", workId: entry.workId };
   if (entry.event === "retry") return { at, kind: "retried" };
   if (entry.event === "finished") {
     const kind = { success: "succeeded", failed: "failed", canceled: "canceled" }[
@@ -51,7 +54,9 @@ export function eventOfLogLine(line: string, at: number): LoggedEvent | undefine
 function expectedLastMinute(events: LoggedEvent[], now: number) {
   const from = Math.floor(now / 1000) - 59;
   const sum = { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 };
-  for (const event of events) if (Math.floor(event.at / 1000) >= from) sum[event.kind]++;
+  for (const event of events) {
+    if (event.kind !== "startUndone" && Math.floor(event.at / 1000) >= from) sum[event.kind]++;
+  }
   return sum;
 }
 

@@ -707,6 +707,16 @@ async function runOn(
   const startTimes: number[] = [];
   const events: LoggedEvent[] = [];
   const record = (event: LoggedEvent) => {
+    if (event.kind === "startUndone") {
+      // A task its executor gave back unstarted: that hand-over was no attempt (not counted by
+      // `stats`, refunded to the rate limit), so its "started" line goes.
+      const at = events.findLastIndex((e) => e.kind === "started" && e.workId === event.workId);
+      if (at >= 0) {
+        startTimes.splice(startTimes.lastIndexOf(events[at].at), 1);
+        events.splice(at, 1);
+      }
+      return;
+    }
     events.push(event);
     if (event.kind === "started") startTimes.push(event.at);
   };

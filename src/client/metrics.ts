@@ -71,7 +71,7 @@ const FAMILIES: readonly Family[] = [
     name: "workpool_last_minute_events",
     type: "gauge",
     help:
-      "Events in the current second and the 59 before it: started (attempts, retries included), " +
+      "Events in the current second and the 59 before it: started (attempts that began, retries included; not a task an executor gave back unstarted), " +
       "succeeded, failed and canceled (jobs that finished so), retried (failed attempts that will run again).",
     samples: (stats) =>
       EVENTS.map((event) => ({ labels: { event }, value: stats.lastMinute[event] })),
@@ -81,7 +81,7 @@ const FAMILIES: readonly Family[] = [
     type: "counter",
     help:
       "Events since the pool began (or since the upgrade that added these counters): enqueued (jobs " +
-      "created, retry() included), started (attempts), succeeded, failed and canceled (jobs that " +
+      "created, retry() included), started (attempts that began), succeeded, failed and canceled (jobs that " +
       "finished so), retried (failed attempts that will run again).",
     samples: (stats) => TOTALS.map((event) => ({ labels: { event }, value: stats.totals[event] })),
   },

@@ -336,6 +336,23 @@ export default defineSchema({
   }).index("by_open", ["fnHandle", "open"]),
 
   /**
+   * What each executor function said of its concurrency, one row per executor function: it
+   * outlives the executor rows, so that an executor started after all its function's executors
+   * ended is handed no more than it runs (chaos program 643: before, every new executor of an idle
+   * function was handed 50, and gave the rest back). Written by an executor's report that states
+   * a concurrency this row lacks or differs from (a deploy that changes it overrides it); read by
+   * the loop when it starts an executor whose function no executor of the pass has said it for.
+   * Deleted by the loop when the function cannot be scheduled (a deploy removed it); otherwise
+   * kept, one small row per executor function the app ever used.
+   */
+  executorFunctions: defineTable({
+    /** The executor action's function handle (as in `executors.fnHandle`). */
+    fnHandle: v.string(),
+    /** How many tasks it runs at once, as its latest report that said it said. */
+    concurrency: v.number(),
+  }).index("by_fnHandle", ["fnHandle"]),
+
+  /**
    * What the loop hands an executor: tasks to run and tasks to cancel, one row per executor per
    * pass (or more, HANDOVER_ROW_BYTES each). Written only by the loop, into the segment after its
    * own; read and deleted by the executor's reports (up to their own clock's segment, so a report

@@ -2,8 +2,9 @@
  * Completion: recording an attempt's outcome (workers through `recordCompletion`, runners' and
  * executors' reports of many through `recordCompletions`), and the loop's
  * handling of it — retry after a jittered backoff, or finish the job and hand its onComplete to
- * delivery (deliver.ts). Only the loop (`processCompletions`, `finishJob`) changes a job's state
- * here; no user code runs here.
+ * delivery (deliver.ts). A task an executor gave back unstarted (`givenBack`) has its start undone
+ * (the rate limit's start refunded, `started` uncounted) and goes back to its place in line. Only
+ * the loop (`processCompletions`, `finishJob`) changes a job's state here; no user code runs here.
  */
 import { v } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
@@ -21,13 +22,14 @@ import {
   type FiledOutcome,
   type RunResult,
 } from "../model/validators.js";
-import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { advanceCursor, startCursorOf, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { refundStart } from "./rateLimit.js";
 import { capErrorMessage } from "../model/errors.js";
 import { withErrorData } from "../model/outcomes.js";
 import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
-import { segmentForRunAt } from "../model/segments.js";
-import { countEvent, recordFinish } from "./stats.js";
+import { dueSegment, segmentForRunAt } from "../model/segments.js";
+import { countEvent, recordFinish, uncountStart } from "./stats.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
  * own, so 50 keeps a pass well inside Convex's transaction limits. */
@@ -42,13 +44,19 @@ export const COMPLETION_ROW_OUTCOMES = 50;
 export const COMPLETION_ROW_BYTES = 64 * 1024;
 
 /** An attempt's outcome as a runner reports it. */
-export type ReportedOutcome = { workId: Id<"work">; attempt: number; result: AttemptResult };
+export type ReportedOutcome = {
+  workId: Id<"work">;
+  attempt: number;
+  result: AttemptResult;
+  /** A task its executor's report gave back untaken (see `vFiledOutcome`). */
+  givenBack?: FiledOutcome["givenBack"];
+};
 
 /** The outcome as it is filed: an error cut to its cap, a return value that does not fit inline
  * (too large, or too deep for the rows that embed it: valueMeasure.ts) moved to a payload. */
 async function fileOutcome(
   ctx: MutationCtx,
-  { workId, attempt, result }: ReportedOutcome,
+  { workId, attempt, result, givenBack }: ReportedOutcome,
 ): Promise<FiledOutcome> {
   // Workers cut messages and check errorData already; a report from elsewhere (an older worker,
   // an executor of another version) is checked here.
@@ -65,7 +73,7 @@ async function fileOutcome(
       returnValuePayloadId: payloadId,
     };
   }
-  return { workId, attempt, result };
+  return { workId, attempt, result, ...(givenBack === undefined ? {} : { givenBack }) };
 }
 
 /** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep.
@@ -131,8 +139,8 @@ export const complete = internalMutation({
 
 /** The outcomes a `pendingCompletion` row holds: its own, then its `more`. */
 function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
-  const { workId, attempt, result, returnValuePayloadId } = row;
-  return [{ workId, attempt, result, returnValuePayloadId }, ...(row.more ?? [])];
+  const { workId, attempt, result, returnValuePayloadId, givenBack } = row;
+  return [{ workId, attempt, result, returnValuePayloadId, givenBack }, ...(row.more ?? [])];
 }
 
 /** Loop stage: processes due completions, up to COMPLETION_BATCH outcomes (a row is taken whole).
@@ -182,6 +190,7 @@ async function processFirstOutcome(pass: Pass, setAside: string | undefined): Pr
     await ctx.db.patch("pendingCompletion", row._id, {
       ...next,
       returnValuePayloadId: next.returnValuePayloadId,
+      givenBack: next.givenBack,
       more: more.length > 0 ? more : undefined,
       runner: more.length > 0 ? row.runner : undefined,
     });
@@ -225,7 +234,32 @@ async function processOutcome(pass: Pass, outcome: FiledOutcome): Promise<void> 
     return;
   }
   await endAttempt(pass, work);
-  await settleAttempt(pass, work, outcome.result, outcome.returnValuePayloadId);
+  if (outcome.givenBack === undefined) {
+    await settleAttempt(pass, work, outcome.result, outcome.returnValuePayloadId);
+    return;
+  }
+  await undoStart(pass, work);
+  await settleAttempt(pass, work, outcome.result, undefined, placeInLine(work, outcome.givenBack));
+}
+
+/** When a task handed over but never started was due: `runAt` as its hand-over recorded it, or
+ * (a row from before that was kept) the time it was handed over. */
+export function placeInLine(work: Doc<"work">, givenBack: { runAt?: number }): number | undefined {
+  return givenBack.runAt ?? (work.state.kind === "running" ? work.state.startedAt : undefined);
+}
+
+/**
+ * Undoes the start of a task that never started (its executor gave it back untaken, recovery took
+ * it back from an executor that ended, or it was canceled before it started): the rate limit's
+ * start is refunded, so its next hand-over is not charged again (chaos program 643), and it is no
+ * longer counted `started` (review 2026-11-27 L1). Call with the job still in its running state.
+ */
+export async function undoStart(pass: Pass, work: Doc<"work">): Promise<void> {
+  if (work.state.kind !== "running") return;
+  refundStart(pass, work.state.startedAt);
+  await uncountStart(pass, work.state.startedAt);
+  // Paired with the pass's "started" line for the job (the model test's oracle drops that one).
+  pass.log.debug("startUndone", { workId: work._id, startedAt: work.state.startedAt });
 }
 
 /** Counts a running job's attempt as ended (reported, or found dead): its pool slot is free. */
@@ -246,6 +280,8 @@ export async function settleAttempt(
   work: Doc<"work">,
   outcome: AttemptResult,
   returnValuePayloadId?: Id<"payloads">,
+  /** For a task given back untaken: when it was due, so that it keeps its place in line. */
+  dueAt?: number,
 ): Promise<void> {
   const attempt = work.attempts + 1;
   // A task canceled while it ran ends canceled, whatever its handler returned (section 8).
@@ -274,7 +310,8 @@ export async function settleAttempt(
       return;
     }
     case "snooze": {
-      const runAt = pass.now + decision.delayMs;
+      const givenBack = dueAt !== undefined && decision.delayMs === 0;
+      const runAt = givenBack ? Math.min(dueAt, pass.now) : pass.now + decision.delayMs;
       const snoozes = (work.snoozes ?? 0) + 1;
       const fnArgs = outcome.kind === "snoozed" ? outcome.fnArgs : undefined;
       await pass.ctx.db.patch("work", work._id, {
@@ -283,8 +320,8 @@ export async function settleAttempt(
         listAt: runAt,
         ...(work.payloadId === undefined ? { fnArgs } : {}),
       });
-      await requeue(pass, work, runAt);
-      pass.log.info("snoozed", {
+      await requeue(pass, work, runAt, givenBack);
+      pass.log.info(givenBack ? "givenBack" : "snoozed", {
         workId: work._id,
         fnName: work.fnName,
         delayMs: decision.delayMs,
@@ -306,12 +343,29 @@ export async function settleAttempt(
 }
 
 /** Puts a job whose run ended back in `pendingStart`, due at `runAt`. A keyed job keeps its key
- * slot through the wait (strict per-key order). */
-async function requeue(pass: Pass, work: Doc<"work">, runAt: number): Promise<void> {
+ * slot through the wait (strict per-key order). A task given back untaken (`inLine`) goes where
+ * its level's start stage reads first (its cursor's segment, where every row has a later due
+ * time or is due later within it), so it keeps its place ahead of the tasks due after it rather
+ * than going behind every task due: this pass writes below the segments callers append to, and
+ * only the loop reads there. */
+async function requeue(
+  pass: Pass,
+  work: Doc<"work">,
+  runAt: number,
+  inLine = false,
+): Promise<void> {
+  const cursor = pass.state.cursors?.[startCursorOf(work.priority)] ?? 0;
+  // Pending again with its old due time as `listAt`: `stats` and `list` read pending jobs from
+  // the floor up (stats.ts), so the floor goes down to it (it only ever needs to be a lower bound).
+  if (inLine && pass.state.pendingFloor !== undefined && runAt < pass.state.pendingFloor) {
+    pass.state.pendingFloor = runAt;
+  }
   await pass.ctx.db.insert("pendingStart", {
     workId: work._id,
     runAt,
-    segment: segmentForRunAt(runAt, pass.now),
+    segment: inLine
+      ? Math.min(Math.max(cursor, dueSegment(runAt)), pass.segment)
+      : segmentForRunAt(runAt, pass.now),
     priority: work.priority,
     ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
     fromLoop: true,

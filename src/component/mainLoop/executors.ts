@@ -126,6 +126,7 @@ function handedTo(entry: ExecutorEntry): NonNullable<ExecutorEntry["handed"]> {
 export async function handOverTask(
   pass: Pass,
   work: Doc<"work">,
+  runAt: number,
 ): Promise<{ scheduledId: Id<"_scheduled_functions">; executorId: Id<"executors"> }> {
   const entries = await executorsOf(pass, work.fnHandle);
   const entry =
@@ -140,6 +141,8 @@ export async function handOverTask(
     task: work.task ?? "",
     fnArgs: work.fnArgs,
     payloadId: work.payloadId,
+    runAt,
+    ...(work.key === undefined ? {} : { key: work.key }),
   });
   return { scheduledId: entry.row.scheduledId!, executorId: entry.row._id };
 }
@@ -170,6 +173,9 @@ async function startExecutor(
     // instead, so that recovery meets an executor that failed before taking its tasks, and the
     // tasks end in bounded time as for any such executor (recovery.ts, TAKE_BACKS_FREE).
     pass.log.error("executorUnschedulable", { fnHandle, error: errorMessage(error) });
+    // What it said of its concurrency goes with it (a deploy that brings it back says again).
+    const said = await concurrencyRow(pass.ctx, fnHandle);
+    if (said !== null) await ctx.db.delete("executorFunctions", said._id);
     scheduledId = await ctx.scheduler.runAfter(0, internal.runners.executor.unschedulable, {
       executorId: id,
       error: capErrorMessage(errorMessage(error)),
@@ -198,12 +204,22 @@ async function startExecutor(
   return entry;
 }
 
-/** Executor rows of one function that a new executor's start reads for the concurrency they said. */
-export const CONCURRENCY_ROWS_READ = 5;
+/** The row holding what an executor function said of its concurrency (`executorFunctions`). */
+export async function concurrencyRow(
+  ctx: MutationCtx,
+  fnHandle: string,
+): Promise<Doc<"executorFunctions"> | null> {
+  return await ctx.db
+    .query("executorFunctions")
+    .withIndex("by_fnHandle", (q) => q.eq("fnHandle", fnHandle))
+    .first();
+}
 
-/** How many tasks an executor of `fnHandle` runs at once, as one said on its first report (the
- * same code says the same): a new executor is handed no more than that before its own first
- * report, so it holds no task it cannot start. Undefined when none has said yet. */
+/** How many tasks an executor of `fnHandle` runs at once, as one said in a report (the same code
+ * says the same): a new executor is handed no more than that before its own first report, so it
+ * holds no task it cannot start. What an executor this pass holds said comes first; otherwise the
+ * function's `executorFunctions` row, which outlives its executors. Undefined when none has said
+ * yet. (A report that writes that row meanwhile makes one of the two transactions run again.) */
 async function knownConcurrency(
   pass: Pass,
   fnHandle: string,
@@ -211,13 +227,7 @@ async function knownConcurrency(
 ): Promise<number | undefined> {
   const known = entries.find((entry) => entry.row.concurrency !== undefined);
   if (known) return known.row.concurrency;
-  // One this pass started without it: the read below came back empty already.
-  if (entries.some((entry) => entry.fresh)) return undefined;
-  const rows = await pass.ctx.db
-    .query("executors")
-    .withIndex("by_open", (q) => q.eq("fnHandle", fnHandle))
-    .take(CONCURRENCY_ROWS_READ);
-  return rows.find((row) => row.concurrency !== undefined)?.concurrency;
+  return (await concurrencyRow(pass.ctx, fnHandle))?.concurrency;
 }
 
 /** Counts a task's attempt as ended in its executor (reported, taken back, or found dead). */

@@ -67,3 +67,18 @@ export function nextStartAllowedAt(pass: Pass): number | undefined {
   const oldest = liveBuckets(pass, limit)[0];
   return oldest === undefined ? undefined : oldest.at + limit.periodMs;
 }
+
+/** Takes back a start recorded at `at` whose task never started (its executor gave it back
+ * untaken): the bucket that counted it counts one fewer, so the task's next hand-over is not
+ * charged a second time. A start whose bucket already left the window costs nothing now. */
+export function refundStart(pass: Pass, at: number): void {
+  const limit = pass.config.rateLimit;
+  if (limit === undefined) return;
+  const log = liveBuckets(pass, limit);
+  const bucket = log.find((b) => (b.from ?? b.at) <= at && at <= b.at && b.n > 0);
+  if (bucket === undefined) return;
+  bucket.n--;
+  const kept = log.filter((b) => b.n > 0);
+  if (kept.length > 0) pass.state.startLog = kept;
+  else delete pass.state.startLog;
+}

@@ -20,7 +20,7 @@ import {
   type LeftHandovers,
   type Untaken,
 } from "./executors.js";
-import { endAttempt, finishJob, settleAttempt } from "./complete.js";
+import { endAttempt, finishJob, placeInLine, settleAttempt, undoStart } from "./complete.js";
 import { passReadSpent, type Pass } from "./pass.js";
 import { runNumber } from "../model/validators.js";
 
@@ -258,9 +258,18 @@ export async function recover(pass: Pass): Promise<void> {
         await takeBack(pass, verdict.handover);
         await endAttempt(pass, work);
         const fnArgs = verdict.handover.task.fnArgs;
+        // Back at its place in line, its hand-over's rate-limit start and `started` undone.
+        const dueAt = placeInLine(work, { runAt: verdict.handover.task.runAt });
         if (verdict.failed === undefined) {
           pass.log.warn("taskTakenBack", { workId: work._id, fnName: work.fnName });
-          await settleAttempt(pass, work, { kind: "snoozed", delayMs: 0, fnArgs });
+          await undoStart(pass, work);
+          await settleAttempt(
+            pass,
+            work,
+            { kind: "snoozed", delayMs: 0, fnArgs },
+            undefined,
+            dueAt,
+          );
           break;
         }
         const failedTakeBacks = (work.failedTakeBacks ?? 0) + 1;
@@ -271,6 +280,7 @@ export async function recover(pass: Pass): Promise<void> {
           failedTakeBacks,
           ...verdict.failed,
         });
+        if (failedTakeBacks <= TAKE_BACKS_FREE) await undoStart(pass, work);
         await settleAttempt(
           pass,
           { ...work, failedTakeBacks },
@@ -283,6 +293,8 @@ export async function recover(pass: Pass): Promise<void> {
                 ),
                 fnArgs,
               },
+          undefined,
+          dueAt,
         );
         break;
       }

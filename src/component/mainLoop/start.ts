@@ -316,7 +316,7 @@ async function startJob(
     // A task goes to an executor (executors.ts); a mutation or query gets a worker of its own.
     const runner =
       work.task !== undefined
-        ? await handOverTask(pass, work)
+        ? await handOverTask(pass, work, runAt)
         : { scheduledId: await scheduleWorker(pass, work) };
     await markRunning(pass, work, runner);
   }

@@ -78,6 +78,30 @@ export function recordStart(pass: Pass, lagMs: number): void {
   stats.startLagMsMax = Math.max(stats.startLagMsMax, lagMs);
 }
 
+/** Uncounts an attempt counted started at `at` that never started (its executor gave it back
+ * untaken, or it was canceled before it started): `started` counts attempts whose handler began,
+ * not hand-overs (review 2026-11-27 L1). The second it was counted in loses it: the loop's current
+ * second, or its `eventCounts` ring row while that still holds that second. */
+export async function uncountStart(pass: Pass, at: number): Promise<void> {
+  const { stats } = pass.state;
+  stats.started = Math.max(0, stats.started - 1);
+  if (pass.state.totals) pass.state.totals.started = Math.max(0, pass.state.totals.started - 1);
+  const second = secondOf(at);
+  const current = pass.state.thisSecond;
+  if (current !== undefined && current.second === second) {
+    current.started = Math.max(0, current.started - 1);
+    return;
+  }
+  const { db } = pass.ctx;
+  const row = await db
+    .query("eventCounts")
+    .withIndex("by_slot", (q) => q.eq("slot", slotOf(second)))
+    .first();
+  if (row !== null && row.second === second && row.started > 0) {
+    await db.patch("eventCounts", row._id, { started: row.started - 1 });
+  }
+}
+
 /** Counts a job the pass finished (with its outcome's event). */
 export function recordFinish(pass: Pass, kind: "succeeded" | "failed" | "canceled"): void {
   countEvent(pass, kind);

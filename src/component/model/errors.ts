@@ -4,7 +4,7 @@
  * to a cap) and a ConvexError's data as `errorData` (under the value rules of `storableErrorData`).
  * Owns no state.
  */
-import { ConvexError, type Value } from "convex/values";
+import { ConvexError, convexToJson, type Value } from "convex/values";
 import { inlineDepthLimit, measureValue, OBJECT_FIELDS_LIMIT } from "./valueMeasure.js";
 import { MAX_DELAY_MS } from "./retry.js";
 
@@ -219,6 +219,10 @@ export function storableErrorData(data: unknown): { errorData: Value; note?: str
   });
   let measure: ReturnType<typeof measureValue>;
   try {
+    // The field-name rules (ASCII, no leading "$") and `undefined` in arrays, which getConvexSize
+    // does not check: an executor's live error data crosses no function boundary before its
+    // report, whose arguments Convex would refuse (the whole report, not this one value).
+    convexToJson((data ?? null) as Value);
     measure = measureValue(data ?? null);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

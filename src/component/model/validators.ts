@@ -94,6 +94,11 @@ export const vFiledOutcome = v.object({
   result: vAttemptResult,
   /** Set when the return value was too large to keep inline: it lives in this payload row. */
   returnValuePayloadId: v.optional(v.id("payloads")),
+  /** Set for a task its executor's report gave back untaken (or ended canceled before it
+   * started): the hand-over is undone, its rate-limit start refunded and its `started` uncounted,
+   * and a give-back goes back to its place in line, due at `runAt` (when its attempt became
+   * due; unset on rows from before it was kept: at the hand-over's time). */
+  givenBack: v.optional(v.object({ runAt: v.optional(v.number()) })),
 });
 export type FiledOutcome = Infer<typeof vFiledOutcome>;
 
@@ -108,6 +113,11 @@ export const vTaskHandover = v.object({
   /** The task's arguments when small; otherwise read from `payloadId` by the report. */
   fnArgs: v.optional(v.any()),
   payloadId: v.optional(v.id("payloads")),
+  /** When the attempt became due (its `pendingStart` row's `runAt`): a task given back untaken
+   * goes back to pending at this place in line (unset on rows written before it was kept). */
+  runAt: v.optional(v.number()),
+  /** The task's key, if it has one: a report gives the task back while its key is paused. */
+  key: v.optional(v.string()),
 });
 export type TaskHandover = Infer<typeof vTaskHandover>;
 

@@ -5,8 +5,11 @@
  * the loop settles), and carries back what the loop handed the executor since: tasks to run and
  * tasks to cancel. An executor with nothing left says so in its last report and ends, unless that
  * report brings it more. Writes only `pendingCompletion` (and a payload for a large result), the
- * hand-overs it takes, and its own executor row (`concurrency`, `ending`, or its deletion when the
- * loop has nothing of it left to settle); never decides
+ * hand-overs it takes, its own executor row (`concurrency`, `ending`, or its deletion when the
+ * loop has nothing of it left to settle) and its function's `executorFunctions` row (the
+ * concurrency it states, when new or changed). A task it reads but is not to start (no room, a
+ * pause of the pool or of the task's key, a lowered maxParallelism) it gives back as an outcome
+ * marked `givenBack`, which the loop undoes as a start; never decides
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
 import { v, type Infer } from "convex/values";
@@ -19,7 +22,12 @@ import {
 } from "../_generated/server.js";
 import { recordCompletions, type ReportedOutcome } from "../mainLoop/complete.js";
 import { internal } from "../_generated/api.js";
-import { deleteExecutorRow, EXECUTOR_ROW_CHECK_AFTER_MS, isOpen } from "../mainLoop/executors.js";
+import {
+  concurrencyRow,
+  deleteExecutorRow,
+  EXECUTOR_ROW_CHECK_AFTER_MS,
+  isOpen,
+} from "../mainLoop/executors.js";
 import { invalidArgument } from "../model/errors.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
 import { segmentOf } from "../model/segments.js";
@@ -107,16 +115,20 @@ export const report = mutation({
       await recordCompletions(ctx, reported);
       return NONE;
     }
-    if (concurrency !== undefined && row.concurrency !== concurrency) {
-      await ctx.db.patch("executors", row._id, {
-        concurrency,
-        open: isOpen({ ...row, concurrency }, Date.now()),
-      });
+    if (concurrency !== undefined) {
+      if (row.concurrency !== concurrency) {
+        await ctx.db.patch("executors", row._id, {
+          concurrency,
+          open: isOpen({ ...row, concurrency }, Date.now()),
+        });
+      }
+      await rememberConcurrency(ctx, row.fnHandle, concurrency);
     }
-    // Tasks not yet taken obey a pause and a lowered maxParallelism that came after the loop
-    // handed them over: the report gives them back instead (config changes rarely, so this read
-    // seldom conflicts).
+    // Tasks not yet taken obey a pause (of the pool or of their key) and a lowered
+    // maxParallelism that came after the loop handed them over: the report gives them back
+    // instead (settings change rarely, so these reads seldom conflict).
     const config = await readConfig(ctx.db);
+    const keyPaused = pausedKeys(ctx);
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
@@ -126,6 +138,7 @@ export const report = mutation({
       withheld: (handover) =>
         config.paused === true ||
         (handover.maxParallelism !== undefined && config.maxParallelism < handover.maxParallelism),
+      keyPaused,
     });
     // Filed under the executor's id, which its tasks' running state names (for recovery).
     await recordCompletions(ctx, [...reported, ...unstarted], row._id);
@@ -161,6 +174,7 @@ async function takeHandovers(
     seq,
     giveBackExcess,
     withheld,
+    keyPaused,
   }: {
     all: boolean;
     room: number;
@@ -168,6 +182,7 @@ async function takeHandovers(
     seq: number | undefined;
     giveBackExcess: boolean;
     withheld: (row: Doc<"handovers">) => boolean;
+    keyPaused: (key: string) => Promise<boolean>;
   },
 ) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
@@ -208,7 +223,7 @@ async function takeHandovers(
   if (retried.length > 0) {
     return {
       tasks: await taken(retried.flatMap((row) => row.tasks)),
-      cancels: retried.flatMap((row) => row.cancels),
+      cancels: [...new Set(retried.flatMap((row) => row.cancels))],
       more: true,
       stop: false,
       unstarted: [],
@@ -216,7 +231,9 @@ async function takeHandovers(
   }
   const open = rows.slice(0, REPORT_ROWS_READ).filter((row) => row.takenBy === undefined);
   let more = rows.length > REPORT_ROWS_READ;
-  const partlyTaken: Array<{ row: Doc<"handovers">; rest: TaskHandover[] }> = [];
+  /** Each row read, and the tasks this report took from it: written back once the answer is
+   * known (below). */
+  const read: Array<{ row: Doc<"handovers">; took: TaskHandover[]; rest: TaskHandover[] }> = [];
   /** Tasks read that the executor is not to take: they go back to the pool (below). */
   const givenBack: TaskHandover[] = [];
   for (const row of open) {
@@ -224,7 +241,7 @@ async function takeHandovers(
     if (withheld(row)) {
       // Handed over before a pause or a lowered maxParallelism: not to start now.
       givenBack.push(...row.tasks);
-      await ctx.db.delete("handovers", row._id);
+      read.push({ row, took: [], rest: [] });
       continue;
     }
     const took: TaskHandover[] = [];
@@ -238,65 +255,109 @@ async function takeHandovers(
         continue;
       }
       if (full()) break;
+      // Read only for a task it would take: at most `room` keys a report (each read once).
+      if (handed.key !== undefined && (await keyPaused(handed.key))) {
+        // Handed over before its key was paused (review 2026-11-27 L4): not to start now.
+        givenBack.push(handed);
+        consumed++;
+        continue;
+      }
       const [answer] = await taken([handed]);
       bytes += valueSizeBytes(answer.fnArgs);
       tasks.push(answer);
       took.push(handed);
       consumed++;
     }
-    // What this report took stays marked with its number until the executor's next report, for
-    // a retry of this one (with no number, nothing is kept).
-    const keep = seq !== undefined && took.length > 0;
-    if (consumed === row.tasks.length) {
-      if (keep) await ctx.db.patch("handovers", row._id, { tasks: took, takenBy: seq });
-      else await ctx.db.delete("handovers", row._id);
-      continue;
-    }
-    if (keep) {
-      await ctx.db.insert("handovers", {
-        executorId: row.executorId,
-        segment: row.segment,
-        tasks: took,
-        cancels: row.cancels,
-        ...(row.maxParallelism === undefined ? {} : { maxParallelism: row.maxParallelism }),
-        takenBy: seq,
-      });
-    }
-    partlyTaken.push({ row, rest: row.tasks.slice(consumed) });
+    read.push({ row, took, rest: row.tasks.slice(consumed) });
   }
   const unstarted: ReportedOutcome[] = [];
-  for (const { workId, attempt, fnArgs } of givenBack) {
-    // Back to pending, no attempt used (inline args go back to the job's row); a task canceled
-    // meanwhile ends its attempt canceled instead, and the executor never sees the cancel.
+  for (const { workId, attempt, fnArgs, runAt } of givenBack) {
+    // Back to pending at its place in line, no attempt used and its start undone (inline args go
+    // back to the job's row); a task canceled meanwhile ends its attempt canceled instead, and the
+    // executor never sees the cancel.
     unstarted.push({
       workId,
       attempt,
       result: cancels.delete(workId)
         ? { kind: "failed", error: CANCELED_BEFORE_START, fnArgs }
         : { kind: "snoozed", delayMs: 0, fnArgs },
+      givenBack: { runAt },
     });
   }
-  for (const { row, rest } of partlyTaken) {
-    const waiting = rest.filter((handed) => {
-      if (!cancels.delete(handed.workId)) return true;
-      // Inline args go back to the job's row (a retry needs them); a payload stays.
-      const { workId, attempt, fnArgs } = handed;
-      unstarted.push({
-        workId,
-        attempt,
-        result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+  const waitingIn = new Map<Id<"handovers">, TaskHandover[]>();
+  for (const { row, rest } of read) {
+    waitingIn.set(
+      row._id,
+      rest.filter((handed) => {
+        if (!cancels.delete(handed.workId)) return true;
+        // Inline args go back to the job's row (a retry needs them); a payload stays.
+        const { workId, attempt, fnArgs, runAt } = handed;
+        unstarted.push({
+          workId,
+          attempt,
+          result: { kind: "failed", error: CANCELED_BEFORE_START, fnArgs },
+          givenBack: { runAt },
+        });
+        return false;
+      }),
+    );
+  }
+  // Every row read is written back knowing the answer. What this report took of a row (tasks, and
+  // the cancels its answer carries) stays marked with the report's number until the executor's
+  // next report, so that a retry of this one is answered with all of it, cancels included (with
+  // no number, nothing is kept). Tasks left in a row wait for the next report.
+  for (const { row, took } of read) {
+    const answered = row.cancels.filter((workId) => cancels.has(workId));
+    const keep = seq !== undefined && (took.length > 0 || answered.length > 0);
+    const waiting = waitingIn.get(row._id) ?? [];
+    if (waiting.length > 0) more = true;
+    if (waiting.length > 0 && keep) {
+      await ctx.db.insert("handovers", {
+        executorId: row.executorId,
+        segment: row.segment,
+        tasks: took,
+        cancels: answered,
+        takenBy: seq,
       });
-      return false;
-    });
-    if (waiting.length === 0) {
-      await ctx.db.delete("handovers", row._id);
-      continue;
     }
-    // The rest of the row waits for the next report (its cancels were taken).
-    more = true;
-    await ctx.db.patch("handovers", row._id, { tasks: waiting, cancels: [] });
+    if (waiting.length > 0) {
+      // The row's cancels were taken (a task of its own canceled went back above).
+      await ctx.db.patch("handovers", row._id, { tasks: waiting, cancels: [] });
+    } else if (keep) {
+      await ctx.db.patch("handovers", row._id, { tasks: took, cancels: answered, takenBy: seq });
+    } else {
+      await ctx.db.delete("handovers", row._id);
+    }
   }
   return { tasks, cancels: [...cancels], more, stop: false, unstarted };
+}
+
+/** Records what an executor function said of its concurrency where it outlives the function's
+ * executors (`executorFunctions`), when it is new or differs (a deploy changed it): a later
+ * executor of the function is handed no more than that before its own first report. */
+async function rememberConcurrency(ctx: MutationCtx, fnHandle: string, concurrency: number) {
+  const said = await concurrencyRow(ctx, fnHandle);
+  if (said === null) await ctx.db.insert("executorFunctions", { fnHandle, concurrency });
+  else if (said.concurrency !== concurrency) {
+    await ctx.db.patch("executorFunctions", said._id, { concurrency });
+  }
+}
+
+/** Whether a key is paused (`pause({ key })`), each key read once per report. */
+function pausedKeys(ctx: MutationCtx): (key: string) => Promise<boolean> {
+  const known = new Map<string, boolean>();
+  return async (key) => {
+    let paused = known.get(key);
+    if (paused === undefined) {
+      const settings = await ctx.db
+        .query("keySettings")
+        .withIndex("by_key", (q) => q.eq("key", key))
+        .first();
+      paused = settings?.paused === true;
+      known.set(key, paused);
+    }
+    return paused;
+  };
 }
 
 /** What the loop schedules in place of an executor whose function cannot be scheduled (a deploy
