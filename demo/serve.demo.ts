@@ -18,7 +18,14 @@ import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import schema from "../example/convex/schema.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
-import { isRefusal, parseAction, readBounded, refuseForeign, type Refusal } from "./serveGuard.js";
+import {
+  discardRest,
+  isRefusal,
+  parseAction,
+  readBounded,
+  refuseForeign,
+  type Refusal,
+} from "./serveGuard.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
 
@@ -152,9 +159,9 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
   };
   const json = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
-  const refuse = (res: ServerResponse, { status, error }: Refusal) => {
-    // Close the connection: a refused body is not read on.
-    res.setHeader("Connection", "close");
+  const refuse = (req: IncomingMessage, res: ServerResponse, { status, error }: Refusal) => {
+    // What is left of the body is thrown away (bounded), so the client can read the answer.
+    discardRest(req);
     json(res, status, { error });
   };
   const action = async (req: IncomingMessage) => {
@@ -169,7 +176,7 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
       const url = new URL(req.url ?? "/", "http://localhost");
       try {
         const foreign = refuseForeign(req, boundPort);
-        if (foreign !== undefined) return refuse(res, foreign);
+        if (foreign !== undefined) return refuse(req, res, foreign);
         if (req.method === "GET" && url.pathname === "/") {
           return send(res, 200, "text/html; charset=utf-8", PAGE);
         }
@@ -181,7 +188,7 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
         }
         if (req.method === "POST" && url.pathname === "/api/action") {
           const request = await action(req);
-          if (isRefusal(request)) return refuse(res, request);
+          if (isRefusal(request)) return refuse(req, res, request);
           const fn = ACTIONS[request.name];
           const args = request.args;
           try {

@@ -45,23 +45,64 @@ export function refuseForeign(
   return undefined;
 }
 
+/** The most bytes of a refused body read and thrown away, so that a client still sending it can
+ * read the refusal (cutting the connection at once makes its write fail before it reads the
+ * answer). 16 MiB is a few seconds on localhost; past it the connection is cut. */
+export const MAX_DISCARDED_BYTES = 16 * 1024 * 1024;
+
+/** Throws away the rest of a refused request's body (never keeping it), up to `maxBytes`; past
+ * that, cuts the connection. */
+export function discardRest(
+  req: Pick<IncomingMessage, "on" | "resume" | "destroy" | "readableEnded">,
+  maxBytes = MAX_DISCARDED_BYTES,
+): void {
+  if (req.readableEnded) return;
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) req.destroy();
+  });
+  req.resume();
+}
+
 /** Reads a request's body as text, at most `maxBytes`: a longer one (by its Content-Length, or as it
- * arrives) stops being read and is a 413 refusal. */
-export async function readBounded(
+ * arrives) is a 413 refusal, and the rest of it is thrown away unread (`discardRest`). */
+export function readBounded(
   req: IncomingMessage,
   maxBytes = MAX_ACTION_BODY_BYTES,
 ): Promise<{ text: string } | Refusal> {
   const tooLarge: Refusal = { status: 413, error: `a body may hold at most ${maxBytes} bytes` };
-  if (Number(req.headers["content-length"] ?? 0) > maxBytes) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    // Stop reading here: the server answers 413, and Node discards the rest without keeping it.
-    if (size > maxBytes) return tooLarge;
-    chunks.push(chunk as Buffer);
+  if (Number(req.headers["content-length"] ?? 0) > maxBytes) {
+    discardRest(req);
+    return Promise.resolve(tooLarge);
   }
-  return { text: Buffer.concat(chunks).toString("utf8") };
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      stop();
+      discardRest(req);
+      resolve(tooLarge);
+    };
+    const onEnd = () => {
+      stop();
+      resolve({ text: Buffer.concat(chunks).toString("utf8") });
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+  });
 }
 
 /**

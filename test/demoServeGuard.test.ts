@@ -2,12 +2,14 @@
 // What the live demo's server lets through (demo/serveGuard.ts), without spawning it: its own Host
 // only, actions only from its own page as JSON, bounded bodies, and only its own action names.
 // The server itself, in a browser, is test/sec4DemoServer.test.ts (slow tier).
+import { once } from "node:events";
 import { Readable } from "node:stream";
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import {
   isRefusal,
   MAX_ACTION_BODY_BYTES,
+  MAX_DISCARDED_BYTES,
   parseAction,
   readBounded,
   refuseForeign,
@@ -63,22 +65,35 @@ describe("readBounded", () => {
     });
   });
 
-  it("refuses by Content-Length before reading, and stops reading past the bound", async () => {
+  it("refuses past the bound, and throws the rest away up to a cap, then cuts the connection", async () => {
     let pulled = 0;
+    const CHUNK = 64 * 1024;
     const endless = Readable.from(
       (function* () {
         for (;;) {
           pulled++;
-          yield Buffer.alloc(16 * 1024, 0x20);
+          yield Buffer.alloc(CHUNK, 0x20);
         }
       })(),
     );
+    const closed = once(endless, "close");
     const refused = await readBounded(
       Object.assign(endless, { headers: {} }) as unknown as IncomingMessage,
     );
     expect(refused).toMatchObject({ status: 413 });
-    expect(pulled).toBeLessThanOrEqual(MAX_ACTION_BODY_BYTES / (16 * 1024) + 2);
-    const declared = body([], { "content-length": String(MAX_ACTION_BODY_BYTES + 1) });
+    // An endless body is never read whole: past MAX_DISCARDED_BYTES the stream is destroyed.
+    await closed;
+    expect(endless.destroyed).toBe(true);
+    expect(pulled * CHUNK).toBeGreaterThan(MAX_ACTION_BODY_BYTES);
+    expect(pulled * CHUNK).toBeLessThanOrEqual(
+      MAX_ACTION_BODY_BYTES + MAX_DISCARDED_BYTES + 4 * CHUNK,
+    );
+  });
+
+  it("refuses by Content-Length before reading a byte", async () => {
+    const declared = body([Buffer.from("x")], {
+      "content-length": String(MAX_ACTION_BODY_BYTES + 1),
+    });
     expect(await readBounded(declared)).toMatchObject({ status: 413 });
   });
 });

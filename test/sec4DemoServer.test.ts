@@ -187,12 +187,24 @@ const base = ${JSON.stringify(demo!.url)};
         expect(await other.title()).toBe("unreadable, refused");
         expect(await paused()).toBe(false);
 
-        const own = await browser.newPage();
-        await own.goto(demo!.url);
-        await own.waitForSelector('[data-testid="pause-pool"]', { timeout: 30_000 });
-        await own.click('[data-testid="pause-pool"]');
-        await own.waitForSelector('[data-testid="resume-pool"]', { timeout: 30_000 });
+        const page = await browser.newPage();
+        await page.goto(demo!.url);
+        await page.waitForSelector('[data-testid="pause-pool"]', { timeout: 30_000 });
+        await page.click('[data-testid="pause-pool"]');
+        await page.waitForSelector('[data-testid="resume-pool"]', { timeout: 30_000 });
         expect(await paused()).toBe(true);
+        // The page says whose maxParallelism is in force (the demo set the operator's at start),
+        // and clearing it hands the pool back to the clients' value.
+        const source = '[data-testid="max-parallelism-source"]';
+        expect(await page.textContent(source)).toBe("(set by an operator)");
+        await page.click('[data-testid="clear-max-parallelism"]');
+        await page.waitForFunction(
+          (selector) => document.querySelector(selector)?.textContent === "(the clients' value)",
+          source,
+          { timeout: 30_000 },
+        );
+        const { text } = await raw("GET", "/api/state", own());
+        expect(JSON.parse(text).overview.stats.operatorMaxParallelism).toBeNull();
       } finally {
         await browser.close();
         attacker.close();
