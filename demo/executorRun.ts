@@ -18,6 +18,10 @@ import { listAllJobs, readScheduled, readStats } from "./poolReadings.js";
 import type { ComparisonSide, ExecutorComparison } from "./reportComparison.js";
 import { summarizeJobs, type StatsSample } from "./reportFigures.js";
 
+/** Who the demo acts as when it operates the example app's pools (jobs.ts checks its caller:
+ * the "admin" role claim, operators.ts). */
+const DEMO_ADMIN = { subject: "demo-admin", role: "admin" };
+
 /** The scheduled functions that are actions, by the name the component's scheduler records: the
  * worker that runs one attempt of a lone ordinary action and the action runner that runs many
  * (each calls the jobs' actions), and the app's executor. Everything else a pool schedules (its
@@ -51,7 +55,7 @@ export async function runExecutorComparison(o: ComparisonOptions): Promise<Execu
   const t = convexTest(schema, o.modules);
   register(t, "emailPool");
   register(t, "llmPool");
-  await t.mutation(api.jobs.setMaxParallelism, {
+  await t.withIdentity(DEMO_ADMIN).mutation(api.jobs.setMaxParallelism, {
     pool: "emailPool",
     maxParallelism: o.parallelism,
   });

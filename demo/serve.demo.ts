@@ -6,6 +6,9 @@
 // admin, on the running pool. Every backend call, the clock's steps included, goes through one
 // queue, so a request never runs in the middle of a step. Stops after DEMO_SERVE_FOR seconds (real)
 // or when demo.mjs asks (Ctrl-C, SIGTERM: it creates DEMO_SERVE_STOP), then prints the pool's final stats as one JSON line ("final stats: {...}").
+// It acts as an admin, so only its own page may drive it: what a request must be to reach the pool
+// is serveGuard.ts's (its own Host on every route; for an action, its own Origin, JSON, a bounded
+// body and one of the six action names).
 /// <reference types="vite/client" />
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { existsSync, readFileSync } from "node:fs";
@@ -15,6 +18,14 @@ import workpoolTest, { register } from "../src/test.js";
 import { api } from "../example/convex/_generated/api.js";
 import schema from "../example/convex/schema.js";
 import { startVirtualClock, step as clockStep } from "../test/virtualClock.js";
+import {
+  discardRest,
+  isRefusal,
+  parseAction,
+  readBounded,
+  refuseForeign,
+  type Refusal,
+} from "./serveGuard.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
 
@@ -148,16 +159,24 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
   };
   const json = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
-  const readBody = async (req: IncomingMessage) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
+  const refuse = (req: IncomingMessage, res: ServerResponse, { status, error }: Refusal) => {
+    // What is left of the body is thrown away (bounded), so the client can read the answer.
+    discardRest(req);
+    json(res, status, { error });
   };
+  const action = async (req: IncomingMessage) => {
+    const body = await readBounded(req);
+    if (isRefusal(body)) return body;
+    return parseAction(body.text, ACTIONS);
+  };
+  let boundPort = port;
 
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? "/", "http://localhost");
       try {
+        const foreign = refuseForeign(req, boundPort);
+        if (foreign !== undefined) return refuse(req, res, foreign);
         if (req.method === "GET" && url.pathname === "/") {
           return send(res, 200, "text/html; charset=utf-8", PAGE);
         }
@@ -168,11 +187,12 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
           return json(res, 200, await serial(() => state(url.searchParams)));
         }
         if (req.method === "POST" && url.pathname === "/api/action") {
-          const { name, args } = JSON.parse(await readBody(req)) as { name: string; args: object };
-          if (!(name in ACTIONS)) return json(res, 400, { error: `no action ${name}` });
-          const fn = ACTIONS[name as keyof typeof ACTIONS];
+          const request = await action(req);
+          if (isRefusal(request)) return refuse(req, res, request);
+          const fn = ACTIONS[request.name];
+          const args = request.args;
           try {
-            // The page names the mutation and its arguments; the admin API checks them.
+            // The page names one of ACTIONS and its arguments; the admin API validates them.
             const mutate = admin.mutation as (ref: unknown, args: unknown) => Promise<unknown>;
             const value = await serial(() => mutate(fn, args));
             return json(res, 200, { value: value ?? null });
@@ -189,7 +209,7 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address();
-  const boundPort = typeof address === "object" && address !== null ? address.port : port;
+  boundPort = typeof address === "object" && address !== null ? address.port : port;
   process.stdout.write(
     `convex-workpool demo: ${jobs} emails through emailPool, maxParallelism ${parallelism}, ` +
       `~${durationMs} ms each, fail rate ${failRate}, seed ${seed}${keys ? `, ${keys} keys` : ""}\n` +

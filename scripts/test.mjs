@@ -26,6 +26,8 @@ const SLOW_FILES = [
 const SLOW_ONLY = [
   // The live dashboard in Chromium over `npm run demo -- --serve`: about 30 s of real time.
   "test/dashboardLive.test.ts",
+  // The demo server refuses other origins and hosts (spawns the demo, drives Chromium): about 25 s.
+  "test/sec4DemoServer.test.ts",
   // The demo's report page in Chromium.
   "test/demoReport.test.ts",
   // Every bad argument of every function (562 cases).

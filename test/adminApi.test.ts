@@ -168,15 +168,16 @@ describe("adminApi, allowed", () => {
     expect((await poolStats(t)).maxParallelism).toBe(3);
   });
 
-  it("a maxParallelism set from the page lasts until a client whose options set one enqueues", async () => {
+  it("a maxParallelism set from the page stays in force whatever clients pass, until cleared", async () => {
     const t = setup();
     const as = t.withIdentity(ADMIN);
     await as.mutation(admin.setMaxParallelism, { maxParallelism: 3 });
-    // The test app's default pool sets no maxParallelism: its enqueues keep the page's value.
     await enqueue(t, "mutation", [{ key: "a" }]);
-    expect((await poolStats(t)).maxParallelism).toBe(3);
     await enqueue(t, "mutation", [{ key: "b" }], { poolOptions: { maxParallelism: 12 } });
-    expect((await poolStats(t)).maxParallelism).toBe(12);
+    expect(await poolStats(t)).toMatchObject({ maxParallelism: 3, operatorMaxParallelism: 3 });
+    await as.mutation(admin.setMaxParallelism, { maxParallelism: null });
+    // Cleared: the clients' last value is in force.
+    expect(await poolStats(t)).toMatchObject({ maxParallelism: 12, operatorMaxParallelism: null });
   });
 });
 
@@ -259,7 +260,7 @@ describe("adminApi, bad arguments", () => {
     const as = t.withIdentity(ADMIN);
     const before = await componentRows(t);
     await expect(as.mutation(admin.setMaxParallelism, { maxParallelism: "9" })).rejects.toThrow(
-      /Validator error: Expected `number`/,
+      /Validator error: Expected one of number, null/,
     );
     await expect(as.mutation(admin.pause, { keys: "k1" })).rejects.toThrow(/keys/);
     await expect(as.query(admin.job, {})).rejects.toThrow(/id/);

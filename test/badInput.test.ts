@@ -544,6 +544,19 @@ function clientCases(): Case[] {
     names: /Validator error/,
     typeOnly: true,
   });
+  // The operator's maxParallelism: the client checks it before calling the component.
+  for (const [what, value] of PARALLELISM_CASES) {
+    cases.push({
+      name: `setMaxParallelism: maxParallelism ${what}`,
+      call: client("setMaxParallelism", [value]),
+      names: named("maxParallelism"),
+    });
+  }
+  cases.push({
+    name: "setMaxParallelism: maxParallelism a string",
+    call: client("setMaxParallelism", ["4"]),
+    names: named("maxParallelism"),
+  });
 
   // list: the page size, the filters and the cursor.
   const page = (numItems: unknown, cursor: unknown = null) => ({ numItems, cursor });
@@ -1091,6 +1104,29 @@ function componentCases(): Case[] {
     },
   );
 
+  // config.setMaxParallelism (the operator's value; null clears it, so null is no bad input)
+  for (const [what, value] of PARALLELISM_CASES) {
+    cases.push({
+      name: `config.setMaxParallelism: maxParallelism ${what}`,
+      call: direct("config.setMaxParallelism", { maxParallelism: value }),
+      names: named("maxParallelism"),
+    });
+  }
+  cases.push(
+    {
+      name: "config.setMaxParallelism: maxParallelism a string",
+      call: direct("config.setMaxParallelism", { maxParallelism: "4" }),
+      names: /Validator error: Expected one of/,
+      typeOnly: true,
+    },
+    {
+      name: "config.setMaxParallelism: maxParallelism missing",
+      call: direct("config.setMaxParallelism", {}),
+      names: /Validator error/,
+      typeOnly: true,
+    },
+  );
+
   // config.update
   for (const [what, value] of PARALLELISM_CASES) {
     cases.push({
@@ -1273,6 +1309,7 @@ describe("bad-input catalogue", () => {
         "status",
         "statusBatch",
         "setKeyParallelism",
+        "setMaxParallelism",
         "keyStatus",
         "pause",
         "resume",
@@ -1294,6 +1331,7 @@ describe("bad-input catalogue", () => {
         "lib.cancelAll",
         "lib.status",
         "lib.statusBatch",
+        "config.setMaxParallelism",
         "config.update",
       ].sort(),
     );

@@ -59,6 +59,7 @@ const idle: Stats = {
   pending: 0,
   running: 0,
   maxParallelism: 4,
+  operatorMaxParallelism: null,
   paused: false,
   oldestPendingMs: 0,
   lastMinute: { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },

@@ -185,3 +185,37 @@ describe("code blocks", () => {
     }
   });
 });
+
+// What a newcomer follows to the letter (issue 37's snags): the testing guide's install commands
+// get what its package.json names, its tsconfig compiles the guides' .tsx pages, and Getting
+// started says plainly which Node the latest packages need.
+describe("a newcomer's first app", () => {
+  const testing = read("docs/testing.md");
+
+  it("the testing guide's install commands ask for exactly its package.json's ranges", () => {
+    const pkg = JSON.parse(
+      docApps({ "docs/testing.md": testing })["docs/testing.md"].files["package.json"],
+    );
+    const wanted = { ...pkg.dependencies, ...pkg.devDependencies } as Record<string, string>;
+    const commands = /```sh\n(npm install convex[\s\S]*?)```/
+      .exec(testing)![1]
+      .replace(/\\\n/g, " ");
+    const asked: Record<string, string> = {};
+    for (const word of commands.split(/\s+/)) {
+      const m = /^(@?[^@\s]+)@(\S+)$/.exec(word);
+      if (m) asked[m[1]] = m[2];
+      else if (word.endsWith(".tgz")) asked["convex-workpool"] = `file:${word}`;
+    }
+    expect(asked).toEqual(wanted);
+  });
+
+  it("the testing guide's tsconfig compiles .tsx pages", () => {
+    const tsconfig = /<!-- file: tsconfig.json -->\s*```json\n([\s\S]*?)```/.exec(testing)![1];
+    expect(JSON.parse(tsconfig).compilerOptions.jsx).toBe("react-jsx");
+  });
+
+  it("Getting started says the latest vitest and convex need Node 22", () => {
+    const what = /## What you need([\s\S]*?)\n## /.exec(read("docs/getting-started.md"))![1];
+    expect(what.replace(/\s+/g, " ")).toMatch(/`convex` 1\.49 and vitest 5 need Node 22/);
+  });
+});

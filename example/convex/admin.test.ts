@@ -4,12 +4,12 @@
 // one after the other see the same instant). /metrics is read back with parse-prometheus-text-format,
 // someone else's reading of the format.
 /// <reference types="vite/client" />
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 // @ts-expect-error: the package ships no types; `parsePrometheus` below declares what it returns.
 import parseUntyped from "parse-prometheus-text-format";
 import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import type { Stats } from "convex-workpool";
-import { runFor, setup, useExampleApp, type T } from "./test.setup.js";
+import { asAdmin, runFor, setup, useExampleApp, type T } from "./test.setup.js";
 import { api } from "./_generated/api.js";
 import { attemptFails } from "./sim.js";
 
@@ -48,6 +48,12 @@ function expectedSamples(byPool: Record<string, Stats>): Record<string, Record<s
     workpool_pending_jobs: perPool((s) => s.pending),
     workpool_running_jobs: perPool((s) => s.running),
     workpool_max_parallelism: perPool((s) => s.maxParallelism),
+    // Only pools whose operator set a maxParallelism have a sample.
+    workpool_operator_max_parallelism: Object.fromEntries(
+      Object.entries(byPool).flatMap(([pool, stats]) =>
+        stats.operatorMaxParallelism === null ? [] : [[pool, stats.operatorMaxParallelism]],
+      ),
+    ),
     workpool_paused: perPool((s) => (s.paused ? 1 : 0)),
     workpool_oldest_pending_seconds: perPool((s) => s.oldestPendingMs / 1000),
     workpool_last_minute_events: Object.fromEntries(
@@ -85,9 +91,40 @@ function urlSucceeding(host: string, seed: number, failRate: number): string {
 
 /** The first page of `admin.listJobs` with these filters. */
 const listJobs = (t: T, args: Omit<FunctionArgs<typeof api.admin.listJobs>, "paginationOpts">) =>
-  t.query(api.admin.listJobs, { ...args, paginationOpts: firstPage });
+  asAdmin(t).query(api.admin.listJobs, { ...args, paginationOpts: firstPage });
+
+/** The scraper's secret in these tests (http.ts reads METRICS_TOKEN). */
+const METRICS_TOKEN = "scraper-secret-in-tests";
+
+/** GET /metrics as the scraper asks for it: with the deployment's token. */
+async function scrape(t: T): Promise<Response> {
+  vi.stubEnv("METRICS_TOKEN", METRICS_TOKEN);
+  return await t.fetch("/metrics", { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+}
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
 
 describe("GET /metrics", () => {
+  it("answers 401, with no figures, without the token, with another one, or while none is set", async () => {
+    const t = setup();
+    vi.stubEnv("METRICS_TOKEN", METRICS_TOKEN);
+    const asked: Array<Record<string, string>> = [
+      {},
+      { Authorization: "Bearer guess" },
+      { Authorization: METRICS_TOKEN },
+    ];
+    for (const headers of asked) {
+      const response = await t.fetch("/metrics", { headers });
+      expect(response.status, JSON.stringify(headers)).toBe(401);
+      expect(await response.text()).not.toContain("workpool_");
+    }
+    vi.stubEnv("METRICS_TOKEN", "");
+    const unset = await t.fetch("/metrics", { headers: { Authorization: "Bearer " } });
+    expect(unset.status).toBe(401);
+  });
+
   it("serves every pool's stats in Prometheus' text format, as admin.stats reports them", async () => {
     const t = setup();
     // emailPool: a bounced address fails for good; two emails fail every attempt and are retried.
@@ -104,14 +141,14 @@ describe("GET /metrics", () => {
       failRate: 1,
     });
     await runFor(1000);
-    await t.mutation(api.admin.pause, { pool: "emailPool" });
+    await asAdmin(t).mutation(api.admin.pause, { pool: "emailPool" });
     // scrapePool: two slow fetches running, four waiting for a slot.
     const urls = ["a", "b", "c", "d", "e", "f"].map((h) => `https://${h}.example.com/`);
     await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 5000 });
     await runFor(700);
 
-    const stats = await t.query(api.admin.stats, {});
-    const response = await t.fetch("/metrics");
+    const stats = await asAdmin(t).query(api.admin.stats, {});
+    const response = await scrape(t);
     expect(response.status).toBe(200);
     expect(response.headers.get("Content-Type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const families = parsePrometheus(await response.text());
@@ -120,6 +157,7 @@ describe("GET /metrics", () => {
       ["workpool_pending_jobs", "GAUGE"],
       ["workpool_running_jobs", "GAUGE"],
       ["workpool_max_parallelism", "GAUGE"],
+      ["workpool_operator_max_parallelism", "GAUGE"],
       ["workpool_paused", "GAUGE"],
       ["workpool_oldest_pending_seconds", "GAUGE"],
       ["workpool_last_minute_events", "GAUGE"],
@@ -145,7 +183,7 @@ describe("GET /metrics", () => {
     const t = setup();
     await t.mutation(api.scrape.scrapeSite, { urls: ["https://a.example.com/"], ...sim });
     await runFor(10_000);
-    const samples = samplesByFamily(parsePrometheus(await (await t.fetch("/metrics")).text()));
+    const samples = samplesByFamily(parsePrometheus(await (await scrape(t)).text()));
     expect(samples.workpool_pending_jobs).toEqual({ emailPool: 0, scrapePool: 0, llmPool: 0 });
     expect(samples.workpool_running_jobs).toEqual({ emailPool: 0, scrapePool: 0, llmPool: 0 });
     expect(samples.workpool_oldest_pending_seconds).toEqual({
@@ -181,17 +219,23 @@ describe("admin functions", () => {
       key: "flaky.example",
       result: { kind: "failed", error: `HTTP 503 from ${flaky}` },
     });
-    const why = await t.query(api.admin.jobInfo, { pool: "scrapePool", id: failedId });
+    const why = await asAdmin(t).query(api.admin.jobInfo, { pool: "scrapePool", id: failedId });
     expect(why?.result).toEqual({ kind: "failed", error: `HTTP 503 from ${flaky}` });
-    expect((await t.query(api.admin.stats, {})).scrapePool.lastMinute.failed).toBe(1);
+    expect((await asAdmin(t).query(api.admin.stats, {})).scrapePool.lastMinute.failed).toBe(1);
 
-    const retriedId = await t.mutation(api.admin.retryJob, { pool: "scrapePool", id: failedId });
+    const retriedId = await asAdmin(t).mutation(api.admin.retryJob, {
+      pool: "scrapePool",
+      id: failedId,
+    });
     expect(retriedId).not.toBe(failedId);
     const pending = await listJobs(t, { pool: "scrapePool", state: "pending" });
     expect(pending.page.map((job) => job.id)).toEqual([retriedId]);
     await runFor(2000);
 
-    const retried = await t.query(api.admin.jobInfo, { pool: "scrapePool", id: retriedId });
+    const retried = await asAdmin(t).query(api.admin.jobInfo, {
+      pool: "scrapePool",
+      id: retriedId,
+    });
     expect(retried).toMatchObject({
       state: "finished",
       key: "flaky.example",
@@ -199,7 +243,7 @@ describe("admin functions", () => {
     });
     // The failed job stays failed (and keeps its one onComplete); the new one succeeded.
     expect(
-      (await t.query(api.admin.jobInfo, { pool: "scrapePool", id: failedId }))?.result,
+      (await asAdmin(t).query(api.admin.jobInfo, { pool: "scrapePool", id: failedId }))?.result,
     ).toEqual({ kind: "failed", error: `HTTP 503 from ${flaky}` });
     const succeeded = await listJobs(t, {
       pool: "scrapePool",
@@ -215,37 +259,39 @@ describe("admin functions", () => {
     const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
     expect(pages.map((page) => page.url).sort()).toEqual([fine, flaky].sort());
     // The pool recovered: nothing waits or runs, and no job failed since the retry.
-    const { scrapePool } = await t.query(api.admin.stats, {});
+    const { scrapePool } = await asAdmin(t).query(api.admin.stats, {});
     expect(scrapePool).toMatchObject({ pending: 0, running: 0, oldestPendingMs: 0 });
     // Succeeded: both fetches and the two mutation jobs that stored their pages.
     expect(scrapePool.lastMinute).toMatchObject({ failed: 1, succeeded: 4 });
 
     await expect(
-      t.mutation(api.admin.retryJob, { pool: "scrapePool", id: retriedId }),
+      asAdmin(t).mutation(api.admin.retryJob, { pool: "scrapePool", id: retriedId }),
     ).rejects.toThrow(/invalid id: only a job that failed or was canceled can be retried/);
   });
 
   it("pause holds a pool's jobs, as stats and listJobs show, until resume", async () => {
     const t = setup();
-    await t.mutation(api.admin.pause, { pool: "emailPool" });
+    await asAdmin(t).mutation(api.admin.pause, { pool: "emailPool" });
     const [id] = await t.mutation(api.emails.sendEmails, {
       emails: [{ key: "held", to: "ada@example.com" }],
       ...sim,
     });
     await runFor(2000);
-    expect((await t.query(api.admin.jobInfo, { pool: "emailPool", id }))?.state).toBe("pending");
-    const paused = (await t.query(api.admin.stats, {})).emailPool;
+    expect((await asAdmin(t).query(api.admin.jobInfo, { pool: "emailPool", id }))?.state).toBe(
+      "pending",
+    );
+    const paused = (await asAdmin(t).query(api.admin.stats, {})).emailPool;
     expect(paused).toMatchObject({ paused: true, pending: 1, running: 0 });
     expect(paused.oldestPendingMs).toBeGreaterThanOrEqual(1900);
     const waiting = await listJobs(t, { pool: "emailPool", state: "pending" });
     expect(waiting.page.map((job) => job.id)).toEqual([id]);
 
-    await t.mutation(api.admin.resume, { pool: "emailPool" });
+    await asAdmin(t).mutation(api.admin.resume, { pool: "emailPool" });
     await runFor(2000);
-    expect((await t.query(api.admin.jobInfo, { pool: "emailPool", id }))?.result?.kind).toBe(
-      "success",
-    );
-    expect((await t.query(api.admin.stats, {})).emailPool).toMatchObject({
+    expect(
+      (await asAdmin(t).query(api.admin.jobInfo, { pool: "emailPool", id }))?.result?.kind,
+    ).toBe("success");
+    expect((await asAdmin(t).query(api.admin.stats, {})).emailPool).toMatchObject({
       paused: false,
       pending: 0,
       running: 0,
@@ -254,22 +300,23 @@ describe("admin functions", () => {
 
   it("pause with a key holds that key's jobs (keyStatus shows it) while other keys run", async () => {
     const t = setup();
-    await t.mutation(api.admin.pause, { pool: "scrapePool", key: "a.example" });
+    await asAdmin(t).mutation(api.admin.pause, { pool: "scrapePool", key: "a.example" });
     const [held, other] = await t.mutation(api.scrape.scrapeSite, {
       urls: ["https://a.example/p0", "https://b.example/p0"],
       ...sim,
     });
     await runFor(2000);
-    const keyStatus = (key: string) => t.query(api.admin.keyStatus, { pool: "scrapePool", key });
+    const keyStatus = (key: string) =>
+      asAdmin(t).query(api.admin.keyStatus, { pool: "scrapePool", key });
     expect(await keyStatus("a.example")).toMatchObject({ pending: 1, paused: true });
     expect(await keyStatus("b.example")).toMatchObject({ succeeded: 1, paused: false });
     const waiting = await listJobs(t, { pool: "scrapePool", key: "a.example", state: "pending" });
     expect(waiting.page.map((job) => job.id)).toEqual([held]);
-    expect((await t.query(api.admin.jobInfo, { pool: "scrapePool", id: other }))?.state).toBe(
-      "finished",
-    );
+    expect(
+      (await asAdmin(t).query(api.admin.jobInfo, { pool: "scrapePool", id: other }))?.state,
+    ).toBe("finished");
 
-    await t.mutation(api.admin.resume, { pool: "scrapePool", key: "a.example" });
+    await asAdmin(t).mutation(api.admin.resume, { pool: "scrapePool", key: "a.example" });
     await runFor(2000);
     expect(await keyStatus("a.example")).toMatchObject({ pending: 0, succeeded: 1, paused: false });
   });
@@ -282,7 +329,7 @@ describe("admin functions", () => {
     const seen: Array<{ id: string; enqueuedAt: number }> = [];
     let cursor: string | null = null;
     for (let pages = 0; pages < 10; pages++) {
-      const result: FunctionReturnType<typeof api.admin.listJobs> = await t.query(
+      const result: FunctionReturnType<typeof api.admin.listJobs> = await asAdmin(t).query(
         api.admin.listJobs,
         {
           pool: "scrapePool",

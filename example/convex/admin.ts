@@ -2,10 +2,8 @@
 // pool's jobs page by page with their state, outcome and key filters, one job's details (why it
 // failed), retrying a failed or canceled job, a key's progress, and pausing a pool or a key.
 //
-// These are public functions, so anyone who can reach the deployment can call them: this example
-// has no sign-in and leaves them open. A real app must check the caller at the top of each handler,
-// e.g. `const user = await ctx.auth.getUserIdentity(); if (user === null || !isAdmin(user)) throw
-// new Error("admins only");` (or build them with a wrapper that does it once).
+// These are public functions, so each checks its caller first, by the same rule as the dashboard's
+// (operators.ts: `requireOperator`); a caller the dashboard refuses is refused here too.
 import { paginationOptsValidator, paginationResultValidator } from "convex/server";
 import { v } from "convex/values";
 import {
@@ -17,6 +15,7 @@ import {
   vWorkInfo,
 } from "convex-workpool";
 import { mutation, query } from "./_generated/server.js";
+import { requireOperator } from "./operators.js";
 import { emailPool, llmPool, pools, scrapePool } from "./pools.js";
 import { vPoolName } from "./schema.js";
 
@@ -25,11 +24,14 @@ import { vPoolName } from "./schema.js";
 export const stats = query({
   args: {},
   returns: v.object({ emailPool: vStats, scrapePool: vStats, llmPool: vStats }),
-  handler: async (ctx) => ({
-    emailPool: await emailPool.stats(ctx),
-    scrapePool: await scrapePool.stats(ctx),
-    llmPool: await llmPool.stats(ctx),
-  }),
+  handler: async (ctx) => {
+    await requireOperator(ctx, "read", "admin.stats");
+    return {
+      emailPool: await emailPool.stats(ctx),
+      scrapePool: await scrapePool.stats(ctx),
+      llmPool: await llmPool.stats(ctx),
+    };
+  },
 });
 
 /**
@@ -39,21 +41,30 @@ export const stats = query({
 export const listJobs = query({
   args: { pool: vPoolName, ...vListFilter, paginationOpts: paginationOptsValidator },
   returns: paginationResultValidator(vListedWorkInfo),
-  handler: async (ctx, { pool, ...args }) => await pools[pool].list(ctx, args),
+  handler: async (ctx, { pool, ...args }) => {
+    await requireOperator(ctx, "read", "admin.listJobs");
+    return await pools[pool].list(ctx, args);
+  },
 });
 
 /** One job's details, its result included (a failure's `error` says why); null once not retained. */
 export const jobInfo = query({
   args: { pool: vPoolName, id: vWorkId },
   returns: v.union(vWorkInfo, v.null()),
-  handler: async (ctx, { pool, id }) => await pools[pool].info(ctx, id),
+  handler: async (ctx, { pool, id }) => {
+    await requireOperator(ctx, "read", "admin.jobInfo");
+    return await pools[pool].info(ctx, id);
+  },
 });
 
 /** One key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`. */
 export const keyStatus = query({
   args: { pool: vPoolName, key: v.string() },
   returns: vKeyStatus,
-  handler: async (ctx, { pool, key }) => await pools[pool].keyStatus(ctx, key),
+  handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "read", "admin.keyStatus");
+    return await pools[pool].keyStatus(ctx, key);
+  },
 });
 
 /** Runs a failed or canceled job again, as a new job with the same function, args and options;
@@ -61,7 +72,10 @@ export const keyStatus = query({
 export const retryJob = mutation({
   args: { pool: vPoolName, id: vWorkId },
   returns: vWorkId,
-  handler: async (ctx, { pool, id }) => await pools[pool].retry(ctx, id),
+  handler: async (ctx, { pool, id }) => {
+    await requireOperator(ctx, "jobs", "admin.retryJob");
+    return await pools[pool].retry(ctx, id);
+  },
 });
 
 /** Pauses a pool (or, with `key`, one key): no attempt starts, retries included, until resume. */
@@ -69,6 +83,7 @@ export const pause = mutation({
   args: { pool: vPoolName, key: v.optional(v.string()) },
   returns: v.null(),
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "settings", "admin.pause");
     await pools[pool].pause(ctx, { key });
     return null;
   },
@@ -79,6 +94,7 @@ export const resume = mutation({
   args: { pool: vPoolName, key: v.optional(v.string()) },
   returns: v.null(),
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "settings", "admin.resume");
     await pools[pool].resume(ctx, { key });
     return null;
   },

@@ -2,7 +2,7 @@
 /// <reference types="vite/client" />
 import type { GenericDataModel, GenericMutationCtx } from "convex/server";
 import { describe, expect, it, vi } from "vitest";
-import { runFor, setup, useExampleApp, type T } from "./test.setup.js";
+import { asAdmin, runFor, setup, useExampleApp, type T } from "./test.setup.js";
 import apiSource from "./_generated/api.ts?raw";
 import { api } from "./_generated/api.js";
 import { attemptFails } from "./sim.js";
@@ -77,7 +77,10 @@ describe("example app: emailPool (retries on)", () => {
       [1, true],
       [2, false],
     ]);
-    const { status, outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    const { status, outcome } = await asAdmin(t).query(api.jobs.status, {
+      pool: "emailPool",
+      workId,
+    });
     expect(status.state).toBe("finished");
     expect(outcome).toMatchObject({
       pool: "emailPool",
@@ -85,7 +88,7 @@ describe("example app: emailPool (retries on)", () => {
       kind: "success",
       returnValue: { messageId: `${key}@attempt-2` },
     });
-    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    const outcomes = await asAdmin(t).query(api.jobs.listOutcomes, { pool: "emailPool" });
     expect(outcomes).toHaveLength(1);
   });
 
@@ -98,7 +101,7 @@ describe("example app: emailPool (retries on)", () => {
     });
     await runFor(10_000);
     expect(await attemptsOf(t, "doomed")).toHaveLength(5);
-    const { outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    const { outcome } = await asAdmin(t).query(api.jobs.status, { pool: "emailPool", workId });
     expect(outcome?.kind).toBe("failed");
     expect(outcome?.error).toContain("attempt 5");
   });
@@ -111,7 +114,7 @@ describe("example app: emailPool (retries on)", () => {
     });
     await runFor(3000);
     expect(await attemptsOf(t, "bounce")).toHaveLength(1);
-    const { outcome } = await t.query(api.jobs.status, { pool: "emailPool", workId });
+    const { outcome } = await asAdmin(t).query(api.jobs.status, { pool: "emailPool", workId });
     expect(outcome).toMatchObject({ kind: "failed" });
     expect(outcome?.error).toContain("bounced");
   });
@@ -127,7 +130,7 @@ describe("example app: scrapePool (maxParallelism 2, no retries)", () => {
     expect(await maxConcurrency(t, "fetch:")).toBe(2);
     const pages = await t.run(async (ctx) => ctx.db.query("pages").collect());
     expect(pages.map((p) => p.url).sort()).toEqual(urls);
-    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "scrapePool" });
+    const outcomes = await asAdmin(t).query(api.jobs.listOutcomes, { pool: "scrapePool" });
     expect(outcomes.filter((o) => o.key.startsWith("fetch:") && o.kind === "success")).toHaveLength(
       6,
     );
@@ -145,7 +148,7 @@ describe("example app: scrapePool (maxParallelism 2, no retries)", () => {
     });
     await runFor(2000);
     expect(await attemptsOf(t, "fetch:https://example.com/down")).toHaveLength(1);
-    const { outcome } = await t.query(api.jobs.status, { pool: "scrapePool", workId });
+    const { outcome } = await asAdmin(t).query(api.jobs.status, { pool: "scrapePool", workId });
     expect(outcome).toMatchObject({
       kind: "failed",
       error: "HTTP 503 from https://example.com/down",
@@ -160,7 +163,7 @@ describe("example app: status, cancel and run-time config", () => {
     const urls = ["one", "two", "three"].map((h) => `https://${h}.example.com/`);
     const ids = await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 500 });
     await runFor(200);
-    const third = () => t.query(api.jobs.status, { pool: "scrapePool", workId: ids[2] });
+    const third = () => asAdmin(t).query(api.jobs.status, { pool: "scrapePool", workId: ids[2] });
     expect((await third()).status).toEqual({ state: "pending", previousAttempts: 0 });
     expect((await third()).outcome).toBeNull();
     await runFor(600);
@@ -176,9 +179,9 @@ describe("example app: status, cancel and run-time config", () => {
     const urls = ["x", "y", "z"].map((p) => `https://example.com/${p}`);
     const ids = await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 500 });
     await runFor(100);
-    await t.mutation(api.jobs.cancel, { pool: "scrapePool", workId: ids[2] });
+    await asAdmin(t).mutation(api.jobs.cancel, { pool: "scrapePool", workId: ids[2] });
     await runFor(2000);
-    const { status, outcome } = await t.query(api.jobs.status, {
+    const { status, outcome } = await asAdmin(t).query(api.jobs.status, {
       pool: "scrapePool",
       workId: ids[2],
     });
@@ -197,7 +200,10 @@ describe("example app: status, cancel and run-time config", () => {
     await t.mutation(api.scrape.scrapeSite, { urls, ...sim, ms: 1000 });
     await runFor(500);
     expect(await maxConcurrency(t, "fetch:")).toBe(2);
-    await t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: 4 });
+    await asAdmin(t).mutation(api.jobs.setMaxParallelism, {
+      pool: "scrapePool",
+      maxParallelism: 4,
+    });
     expect(await config()).toBe(4);
     const changedAt = Date.now();
     await runFor(1000);
@@ -209,27 +215,27 @@ describe("example app: status, cancel and run-time config", () => {
 
   it("pauses emailPool with maxParallelism 0 and resumes it", async () => {
     const t = setup();
-    await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 0 });
+    await asAdmin(t).mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 0 });
     const [workId] = await t.mutation(api.emails.sendEmails, {
       emails: [{ key: "paused", to: "cy@example.com" }],
       ...sim,
     });
     await runFor(2000);
     expect(await attemptsOf(t, "paused")).toEqual([]);
-    expect((await t.query(api.jobs.status, { pool: "emailPool", workId })).status.state).toBe(
-      "pending",
-    );
-    await t.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 3 });
+    expect(
+      (await asAdmin(t).query(api.jobs.status, { pool: "emailPool", workId })).status.state,
+    ).toBe("pending");
+    await asAdmin(t).mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 3 });
     await runFor(1000);
-    expect((await t.query(api.jobs.status, { pool: "emailPool", workId })).outcome?.kind).toBe(
-      "success",
-    );
+    expect(
+      (await asAdmin(t).query(api.jobs.status, { pool: "emailPool", workId })).outcome?.kind,
+    ).toBe("success");
   });
 
   it("rejects a negative maxParallelism", async () => {
     const t = setup();
     await expect(
-      t.mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: -1 }),
+      asAdmin(t).mutation(api.jobs.setMaxParallelism, { pool: "scrapePool", maxParallelism: -1 }),
     ).rejects.toThrow(/maxParallelism/);
   });
 });
@@ -249,7 +255,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
   }
 
   const progress = (t: T, pool: "emailPool" | "scrapePool", key: string) =>
-    t.query(api.jobs.keyProgress, { pool, key });
+    asAdmin(t).query(api.jobs.keyProgress, { pool, key });
 
   const pagesOf = (host: string, n: number) =>
     Array.from({ length: n }, (_, p) => `https://${host}/p${p}`);
@@ -302,8 +308,8 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
       failed: failing.length,
       parallelism: 1,
     });
-    const outcomes = (await t.query(api.jobs.listOutcomes, { pool: "scrapePool" })).filter((o) =>
-      o.key.startsWith("fetch:https://a.example/"),
+    const outcomes = (await asAdmin(t).query(api.jobs.listOutcomes, { pool: "scrapePool" })).filter(
+      (o) => o.key.startsWith("fetch:https://a.example/"),
     );
     expect(outcomes.filter((o) => o.kind === "success")).toHaveLength(urls.length - failing.length);
     expect(
@@ -327,7 +333,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
     const b = pagesOf("b.example", 3);
     await t.mutation(api.scrape.scrapeSite, { urls: [...a, ...b], ...sim, ms: 500 });
     await runFor(200);
-    await t.mutation(api.jobs.pauseKey, { pool: "scrapePool", key: "a.example" });
+    await asAdmin(t).mutation(api.jobs.pauseKey, { pool: "scrapePool", key: "a.example" });
     await runFor(3000);
     expect((await attemptsInStartOrder(t, "fetch:https://a.example/")).map((r) => r.key)).toEqual([
       `fetch:${a[0]}`,
@@ -339,7 +345,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
       succeeded: 1,
       paused: true,
     });
-    await t.mutation(api.jobs.resumeKey, { pool: "scrapePool", key: "a.example" });
+    await asAdmin(t).mutation(api.jobs.resumeKey, { pool: "scrapePool", key: "a.example" });
     await runFor(3000);
     const rows = await attemptsInStartOrder(t, "fetch:https://a.example/");
     expect(rows.map((row) => row.key)).toEqual(a.map((url) => `fetch:${url}`));
@@ -357,7 +363,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
     const b = pagesOf("b.example", 2);
     await t.mutation(api.scrape.scrapeSite, { urls: [...a, ...b], ...sim, ms: 500 });
     await runFor(200);
-    await t.mutation(api.jobs.cancelKey, { pool: "scrapePool", key: "a.example" });
+    await asAdmin(t).mutation(api.jobs.cancelKey, { pool: "scrapePool", key: "a.example" });
     await runFor(3000);
     expect((await attemptsInStartOrder(t, "fetch:https://a.example/")).map((r) => r.key)).toEqual([
       `fetch:${a[0]}`,
@@ -379,7 +385,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
 
   it("setKeyParallelism lets one host take 2 fetches at once, and null returns it to 1", async () => {
     const t = setup();
-    await t.mutation(api.jobs.setKeyParallelism, {
+    await asAdmin(t).mutation(api.jobs.setKeyParallelism, {
       pool: "scrapePool",
       key: "a.example",
       parallelism: 2,
@@ -388,7 +394,7 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
     expect((await progress(t, "scrapePool", "a.example")).parallelism).toBe(2);
     await runFor(2000);
     expect(await maxConcurrency(t, "fetch:https://a.example/")).toBe(2);
-    await t.mutation(api.jobs.setKeyParallelism, {
+    await asAdmin(t).mutation(api.jobs.setKeyParallelism, {
       pool: "scrapePool",
       key: "a.example",
       parallelism: null,
@@ -471,7 +477,7 @@ describe("example app: the clock patterns of convex-test's docs", () => {
     const lines = poolLines();
     await t.mutation(api.emails.sendEmails, { emails, ms: 1000, failRate: 0.3, seed: 5 });
     await t.finishAllScheduledFunctions(vi.runAllTimers);
-    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    const outcomes = await asAdmin(t).query(api.jobs.listOutcomes, { pool: "emailPool" });
     expect(outcomes.map((o) => o.key).sort()).toEqual(emails.map((e) => e.key).sort());
     const attempts = await t.run(async (ctx) => await ctx.db.query("attempts").collect());
     expect(attempts.some((a) => a.attempt > 1)).toBe(true);
@@ -483,7 +489,7 @@ describe("example app: the clock patterns of convex-test's docs", () => {
     const lines = poolLines();
     await t.mutation(api.emails.sendEmails, { emails, ms: 1000, failRate: 0.3, seed: 5 });
     await vi.advanceTimersByTimeAsync(120_000);
-    const outcomes = await t.query(api.jobs.listOutcomes, { pool: "emailPool" });
+    const outcomes = await asAdmin(t).query(api.jobs.listOutcomes, { pool: "emailPool" });
     expect(outcomes.map((o) => o.key).sort()).toEqual(emails.map((e) => e.key).sort());
     const attempts = await t.run(async (ctx) => await ctx.db.query("attempts").collect());
     expect(attempts.some((a) => a.attempt > 1)).toBe(true);

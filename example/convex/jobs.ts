@@ -1,10 +1,16 @@
 // What a UI or an operator uses: a job's status (subscribe to it with useQuery), cancelation, the
 // recorded outcomes, changing a pool's parallelism at run time, and one key's progress, pause,
 // cancelation and parallelism (a key is a host in scrapePool, an email's poolKey in emailPool).
+//
+// These are public functions that read jobs or change a pool, so each checks its caller first, by
+// the same rule as the dashboard's (operators.ts: `requireOperator`). The app's product functions
+// (emails.sendEmails, scrape.scrapeSite, llm.summarizePages) stay open in this example: anyone may
+// enqueue (a real app checks who is asking and limits each caller: docs/scheduling.md).
 import { v } from "convex/values";
 import { vKeyStatus, vWorkId } from "convex-workpool";
 import { components } from "./_generated/api.js";
 import { mutation, query } from "./_generated/server.js";
+import { requireOperator } from "./operators.js";
 import { pools } from "./pools.js";
 import { vPoolName } from "./schema.js";
 
@@ -12,6 +18,7 @@ import { vPoolName } from "./schema.js";
 export const status = query({
   args: { pool: vPoolName, workId: vWorkId },
   handler: async (ctx, { pool, workId }) => {
+    await requireOperator(ctx, "read", "jobs.status");
     const status = await pools[pool].status(ctx, workId);
     const outcome = await ctx.db
       .query("outcomes")
@@ -29,6 +36,7 @@ export const cancel = mutation({
   args: { pool: vPoolName, workId: vWorkId },
   returns: v.null(),
   handler: async (ctx, { pool, workId }) => {
+    await requireOperator(ctx, "jobs", "jobs.cancel");
     await pools[pool].cancel(ctx, workId);
     return null;
   },
@@ -43,6 +51,7 @@ export const setMaxParallelism = mutation({
   args: { pool: vPoolName, maxParallelism: v.number() },
   returns: v.null(),
   handler: async (ctx, { pool, maxParallelism }) => {
+    await requireOperator(ctx, "settings", "jobs.setMaxParallelism");
     await ctx.runMutation(components[pool].config.update, { maxParallelism });
     return null;
   },
@@ -59,6 +68,7 @@ export const setRateLimit = mutation({
   },
   returns: v.null(),
   handler: async (ctx, { pool, rateLimit }) => {
+    await requireOperator(ctx, "settings", "jobs.setRateLimit");
     await ctx.runMutation(components[pool].config.update, { rateLimit });
     return null;
   },
@@ -68,6 +78,7 @@ export const setRateLimit = mutation({
 export const listOutcomes = query({
   args: { pool: vPoolName },
   handler: async (ctx, { pool }) => {
+    await requireOperator(ctx, "read", "jobs.listOutcomes");
     return await ctx.db
       .query("outcomes")
       .withIndex("by_pool_finishedAt", (q) => q.eq("pool", pool))
@@ -85,6 +96,7 @@ export const keyProgress = query({
   args: { pool: vPoolName, key: v.string() },
   returns: vKeyStatus,
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "read", "jobs.keyProgress");
     return await pools[pool].keyStatus(ctx, key);
   },
 });
@@ -97,6 +109,7 @@ export const pauseKey = mutation({
   args: { pool: vPoolName, key: v.string() },
   returns: v.null(),
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "settings", "jobs.pauseKey");
     await pools[pool].pause(ctx, { key });
     return null;
   },
@@ -107,6 +120,7 @@ export const resumeKey = mutation({
   args: { pool: vPoolName, key: v.string() },
   returns: v.null(),
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "settings", "jobs.resumeKey");
     await pools[pool].resume(ctx, { key });
     return null;
   },
@@ -120,6 +134,7 @@ export const cancelKey = mutation({
   args: { pool: vPoolName, key: v.string() },
   returns: v.null(),
   handler: async (ctx, { pool, key }) => {
+    await requireOperator(ctx, "jobs", "jobs.cancelKey");
     await pools[pool].cancelAll(ctx, { key });
     return null;
   },
@@ -134,6 +149,7 @@ export const setKeyParallelism = mutation({
   args: { pool: vPoolName, key: v.string(), parallelism: v.union(v.number(), v.null()) },
   returns: v.null(),
   handler: async (ctx, { pool, key, parallelism }) => {
+    await requireOperator(ctx, "settings", "jobs.setKeyParallelism");
     await pools[pool].setKeyParallelism(ctx, key, parallelism);
     return null;
   },

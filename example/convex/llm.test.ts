@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { api } from "./_generated/api.js";
 import { SUMMARIZE_CONCURRENCY } from "./llm.js";
 import { attemptFails } from "./sim.js";
-import { setup, useExampleApp, type T } from "./test.setup.js";
+import { asAdmin, setup, useExampleApp, type T } from "./test.setup.js";
 
 useExampleApp();
 
@@ -38,7 +38,7 @@ async function executorActions(t: T): Promise<number> {
   });
 }
 
-const outcomes = (t: T) => t.query(api.jobs.listOutcomes, { pool: "llmPool" });
+const outcomes = (t: T) => asAdmin(t).query(api.jobs.listOutcomes, { pool: "llmPool" });
 
 describe("example app: llmPool (an executor's tasks)", () => {
   it("summarizes 120 pages of ~2 s in about one summary's time, 50 at a time per executor action", async () => {
@@ -64,13 +64,15 @@ describe("example app: llmPool (an executor's tasks)", () => {
     // 120 summaries in ⌈120 / 50⌉ executor actions, where ordinary actions would take one each.
     expect(await executorActions(t)).toBe(Math.ceil(120 / SUMMARIZE_CONCURRENCY));
     // A summary is a job of llmPool like any other.
-    expect(await t.query(api.admin.jobInfo, { pool: "llmPool", id: ids[0] })).toMatchObject({
+    expect(
+      await asAdmin(t).query(api.admin.jobInfo, { pool: "llmPool", id: ids[0] }),
+    ).toMatchObject({
       name: "summarize",
       fnType: "action",
       state: "finished",
       result: { kind: "success" },
     });
-    expect((await t.query(api.admin.stats, {})).llmPool).toMatchObject({
+    expect((await asAdmin(t).query(api.admin.stats, {})).llmPool).toMatchObject({
       pending: 0,
       running: 0,
       maxParallelism: 200,
@@ -91,11 +93,14 @@ describe("example app: llmPool (an executor's tasks)", () => {
       seed,
     });
     await runFor(5000);
-    const { status, outcome } = await t.query(api.jobs.status, { pool: "llmPool", workId: id });
+    const { status, outcome } = await asAdmin(t).query(api.jobs.status, {
+      pool: "llmPool",
+      workId: id,
+    });
     expect(status.state).toBe("finished");
     expect(outcome).toMatchObject({ key: page.key, kind: "success" });
     expect(outcome?.returnValue).toMatchObject({ attempts: 2 });
-    const info = await t.query(api.admin.jobInfo, { pool: "llmPool", id });
+    const info = await asAdmin(t).query(api.admin.jobInfo, { pool: "llmPool", id });
     expect(info?.previousAttempts).toBe(2);
   });
 
@@ -108,15 +113,15 @@ describe("example app: llmPool (an executor's tasks)", () => {
       seed: 1,
     });
     await runFor(1000);
-    expect((await t.query(api.jobs.status, { pool: "llmPool", workId: slow })).status.state).toBe(
-      "running",
-    );
-    await t.mutation(api.jobs.cancel, { pool: "llmPool", workId: slow });
+    expect(
+      (await asAdmin(t).query(api.jobs.status, { pool: "llmPool", workId: slow })).status.state,
+    ).toBe("running");
+    await asAdmin(t).mutation(api.jobs.cancel, { pool: "llmPool", workId: slow });
     await runFor(3000);
-    const canceled = await t.query(api.jobs.status, { pool: "llmPool", workId: slow });
+    const canceled = await asAdmin(t).query(api.jobs.status, { pool: "llmPool", workId: slow });
     expect(canceled.outcome?.kind).toBe("canceled");
     // The other summary of the batch goes on waiting for its model.
-    const running = await t.query(api.jobs.status, { pool: "llmPool", workId: other });
+    const running = await asAdmin(t).query(api.jobs.status, { pool: "llmPool", workId: other });
     expect(running.status.state).toBe("running");
     expect(running.outcome).toBeNull();
   });

@@ -37,3 +37,12 @@ export type T = ReturnType<typeof setup>;
 export async function runFor(ms: number) {
   await vi.advanceTimersByTimeAsync(ms);
 }
+
+/** A signed-in admin by the app's rule (operators.ts: the "admin" role claim): what the operator
+ * functions of admin.ts and jobs.ts, and the dashboard's, let through. */
+export const ADMIN = { subject: "admin-in-tests", role: "admin" };
+
+/** `t` as the signed-in ADMIN. */
+export function asAdmin(t: T) {
+  return t.withIdentity(ADMIN);
+}

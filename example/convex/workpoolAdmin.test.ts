@@ -1,6 +1,7 @@
 // The dashboard's functions (workpoolAdmin.ts) as the app guards them: an admin on the
 // WORKPOOL_ADMINS list or with the "admin" role claim may do anything, an "operator" may look and
 // retry, and anyone else, signed in or not, is refused with workpool/Unauthorized and changes nothing.
+// The app's other operator functions (admin.ts, jobs.ts) follow the same rule (operators.ts).
 /// <reference types="vite/client" />
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { isUnauthorizedError } from "convex-workpool";
@@ -79,5 +80,40 @@ describe("workpoolAdmin", () => {
     }
     const { stats } = await t.withIdentity(ADMIN_ROLE).query(api.workpoolAdmin.overview, {});
     expect(stats.totals.enqueued).toBe(1);
+  });
+
+  it("holds the app's other operator functions (admin.ts, jobs.ts) to the same rule", async () => {
+    vi.stubEnv("WORKPOOL_ADMINS", "ada@example.com");
+    const t = setup();
+    const failed = await withABounce(t);
+    const operator = t.withIdentity(OPERATOR);
+    // An operator looks, retries and cancels there as here...
+    expect(
+      (await operator.query(api.admin.jobInfo, { pool: "emailPool", id: failed }))?.state,
+    ).toBe("finished");
+    const again = await operator.mutation(api.admin.retryJob, { pool: "emailPool", id: failed });
+    await operator.mutation(api.jobs.cancel, { pool: "emailPool", workId: again });
+    // ...and may not change a pool's settings there either.
+    for (const call of [
+      operator.mutation(api.admin.pause, { pool: "emailPool" }),
+      operator.mutation(api.jobs.setMaxParallelism, { pool: "emailPool", maxParallelism: 0 }),
+      operator.mutation(api.jobs.setKeyParallelism, {
+        pool: "emailPool",
+        key: "b",
+        parallelism: 3,
+      }),
+    ]) {
+      await expect(call).rejects.toThrow(/not authorized to call/);
+    }
+    // A stranger, even with a verified email, reads nothing.
+    await expect(
+      t.withIdentity(STRANGER).query(api.jobs.status, { pool: "emailPool", workId: failed }),
+    ).rejects.toThrow(/not authorized to call jobs.status/);
+    const { stats } = await t.withIdentity(ADMIN_ROLE).query(api.workpoolAdmin.overview, {});
+    expect(stats).toMatchObject({
+      paused: false,
+      maxParallelism: 10,
+      operatorMaxParallelism: null,
+    });
   });
 });

@@ -1,29 +1,14 @@
 // The operator dashboard's functions for emailPool (`convex-workpool/react`'s WorkpoolDashboard
 // binds to them: `<WorkpoolDashboard api={api.workpoolAdmin} />`). They are public, so each one
-// first asks `authorize` whether the signed-in caller may operate the pool. Two ways, either enough:
-//
-// - an admin list: the caller's verified email is in the deployment's WORKPOOL_ADMINS variable
-//   (`npx convex env set WORKPOOL_ADMINS "ada@example.com,grace@example.com"`);
-// - a role claim: the caller's token carries `"role": "admin"` (set by your auth provider, e.g. a
-//   custom claim in the JWT template), or "operator", which may look and retry but not pause the
-//   pool or change its parallelism.
+// first asks `authorize` whether the signed-in caller may operate the pool, by the app's one rule
+// (operators.ts: an admin by verified email or role may do anything; an "operator" may look, retry
+// and cancel but not pause the pool or change its parallelism). The app's other operator functions
+// (admin.ts, jobs.ts) check the same rule, so neither is a way around the other.
 //
 // Anyone else (and anyone not signed in) gets `workpool/Unauthorized` and nothing else.
-import type { AdminOperation } from "convex-workpool";
+import type { DataModel } from "./_generated/dataModel.js";
+import { accessOf, mayOperate } from "./operators.js";
 import { emailPool } from "./pools.js";
-
-/** What an operator (not an admin) may do: look, and rerun or cancel single jobs. */
-const OPERATOR_MAY: readonly AdminOperation[] = ["overview", "jobs", "job", "retry", "cancel"];
-
-/** The emails in WORKPOOL_ADMINS (comma-separated), lower-cased. */
-function adminEmails(): string[] {
-  // A plain deployment variable, read as docs/operating.md's /metrics reads METRICS_TOKEN.
-  // eslint-disable-next-line @convex-dev/no-process-env -- kept to what every Convex version reads
-  return (process.env.WORKPOOL_ADMINS ?? "")
-    .split(",")
-    .map((email) => email.trim().toLowerCase())
-    .filter((email) => email !== "");
-}
 
 export const {
   overview,
@@ -35,13 +20,6 @@ export const {
   resume,
   setKeyParallelism,
   setMaxParallelism,
-} = emailPool.adminApi({
-  authorize: async (ctx, { operation }) => {
-    const identity = await ctx.auth.getUserIdentity();
-    if (identity === null) return false;
-    const email = identity.emailVerified ? identity.email?.toLowerCase() : undefined;
-    if (email !== undefined && adminEmails().includes(email)) return true;
-    if (identity.role === "admin") return true;
-    return identity.role === "operator" && OPERATOR_MAY.includes(operation);
-  },
+} = emailPool.adminApi<DataModel>({
+  authorize: async (ctx, { operation }) => await mayOperate(ctx, accessOf(operation)),
 });

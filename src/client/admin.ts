@@ -3,8 +3,12 @@
  * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setMaxParallelism), for an
  * app to export from one module. Owns the guard: every function calls `authorize` first and, when
  * it refuses (false) or throws, fails with `workpool/Unauthorized` before reading or writing
- * anything. Each function is one pool method (control.ts) or one component call; it never touches
- * the component's tables and holds no state besides the pool it was made from.
+ * anything; a guard that throws is logged with its reason (the caller learns only that it was
+ * refused). Each function is one pool method (control.ts) or one component call; it never touches
+ * the component's tables and holds no state besides the pool it was made from. It must never write
+ * the options of that pool (maxParallelism, keyParallelism, rateLimit, logLevel): `retry` and
+ * `cancel` call the component without them, so an operator's settings stay as the operator left
+ * them.
  */
 import {
   mutationGeneric,
@@ -17,6 +21,7 @@ import {
 } from "convex/server";
 import { v, type Infer } from "convex/values";
 import { unauthorized } from "../component/model/errors.js";
+import { createLogger, DEFAULT_LOG_LEVEL } from "../component/model/logging.js";
 import { vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
 import type { WorkpoolControl } from "./control.js";
 import {
@@ -52,7 +57,7 @@ export type AdminArgs = {
   pause: { key?: string };
   resume: { key?: string };
   setKeyParallelism: { key: string; parallelism: number | null };
-  setMaxParallelism: { maxParallelism: number };
+  setMaxParallelism: { maxParallelism: number | null };
 };
 /** The name of an admin function. */
 export type AdminOperation = keyof AdminArgs;
@@ -64,7 +69,12 @@ export type AdminRequest = {
 /**
  * Decides whether the caller may make this request: true to let it run. Called first in every
  * admin function, with the query's or mutation's ctx (`ctx.auth.getUserIdentity()`, `ctx.db`).
- * Returning false or throwing fails the call with `workpool/Unauthorized`.
+ * Returning false or throwing fails the call with `workpool/Unauthorized`; a throw is also logged
+ * (one ERROR line, `authorizeThrew`, with the operation and the error's message), never sent.
+ *
+ * Typed by the app's data model when the pool's `adminApi<DataModel>` is given it; without it,
+ * `ctx.db` reads untyped documents, and an app can annotate `ctx` as its own `QueryCtx` (from
+ * `./_generated/server`) to read its tables typed.
  */
 export type Authorize<DataModel extends GenericDataModel = GenericDataModel> = (
   ctx: GenericQueryCtx<DataModel>,
@@ -76,17 +86,23 @@ export type AdminApiOptions<DataModel extends GenericDataModel> = {
   authorize: Authorize<DataModel>;
 };
 
-/** Runs `authorize`; refuses (throws Unauthorized) unless it returned exactly true. */
+/** Runs `authorize`; refuses (throws Unauthorized) unless it returned exactly true. A throw is
+ * logged at ERROR (whatever the pool's logLevel: a broken guard locks operators out). */
 async function check<DataModel extends GenericDataModel>(
   authorize: Authorize<DataModel>,
   ctx: GenericQueryCtx<DataModel>,
   request: AdminRequest,
+  logLevel: WorkpoolControl["options"]["logLevel"],
 ): Promise<void> {
   let allowed: unknown;
   try {
     allowed = await authorize(ctx, request);
-  } catch {
-    // The reason stays on the server: the caller learns only that it was refused.
+  } catch (error) {
+    // The reason stays on the server: logged here, while the caller learns only that it was refused.
+    createLogger(logLevel ?? DEFAULT_LOG_LEVEL).error("authorizeThrew", {
+      operation: request.operation,
+      error: error instanceof Error ? error.message : String(error),
+    });
     unauthorized(request.operation);
   }
   if (allowed !== true) unauthorized(request.operation);
@@ -104,7 +120,7 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
     );
   }
   const guard = (ctx: unknown, request: AdminRequest) =>
-    check(authorize, ctx as GenericQueryCtx<DataModel>, request);
+    check(authorize, ctx as GenericQueryCtx<DataModel>, request, pool.options.logLevel);
   const vKeyArg = { key: v.optional(v.string()) };
   return {
     /** Stats (totals included), the last minute second by second, and a page of keys. */
@@ -138,22 +154,23 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
         return await pool.info(ctx, args.id);
       },
     }),
-    /** Runs a failed or canceled job again (`pool.retry`); returns the new job's id. */
+    /** Runs a failed or canceled job again (as `pool.retry`, without the pool's options: no
+     * setting changes); returns the new job's id. */
     retry: mutationGeneric({
       args: { id: vWorkId },
       returns: vWorkId,
       handler: async (ctx, args): Promise<WorkId> => {
         await guard(ctx, { operation: "retry", args });
-        return await pool.retry(ctx, args.id);
+        return (await ctx.runMutation(pool.component.lib.retry, { id: args.id })) as WorkId;
       },
     }),
-    /** Cancels a job (`pool.cancel`). */
+    /** Cancels a job (as `pool.cancel`, without the pool's options: no setting changes). */
     cancel: mutationGeneric({
       args: { id: vWorkId },
       returns: v.null(),
       handler: async (ctx, args) => {
         await guard(ctx, { operation: "cancel", args });
-        await pool.cancel(ctx, args.id);
+        await ctx.runMutation(pool.component.lib.cancel, { id: args.id });
         return null;
       },
     }),
@@ -188,17 +205,15 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
       },
     }),
     /**
-     * Sets the pool's maxParallelism. It lasts until a client whose options set maxParallelism
-     * enqueues or cancels: that client writes its own value back.
+     * Sets the operator's maxParallelism (`pool.setMaxParallelism`): in force, whatever clients
+     * pass, until set again; null clears it and the clients' value is in force again.
      */
     setMaxParallelism: mutationGeneric({
-      args: { maxParallelism: v.number() },
+      args: { maxParallelism: v.union(v.number(), v.null()) },
       returns: v.null(),
       handler: async (ctx, args) => {
         await guard(ctx, { operation: "setMaxParallelism", args });
-        await ctx.runMutation(pool.component.config.update, {
-          maxParallelism: args.maxParallelism,
-        });
+        await pool.setMaxParallelism(ctx, args.maxParallelism);
         return null;
       },
     }),

@@ -1,7 +1,8 @@
 /**
  * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
  * and options, checked once in the constructor, and the methods that act on jobs already enqueued
- * or on the pool as a whole (cancel, retry, cancelAll, pause, resume, setKeyParallelism) and that
+ * or on the pool as a whole (cancel, retry, cancelAll, pause, resume, setKeyParallelism,
+ * setMaxParallelism) and that
  * read them (status, statusBatch, keyStatus, info, list, stats). Each method is one call of the
  * component's public functions: it never builds an enqueue request (workpool.ts and enqueue.ts do;
  * `retry` asks the component to copy a finished job), never touches the component's tables and
@@ -10,7 +11,7 @@
  */
 import type { PaginationResult } from "convex/server";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
-import { validateListFilter } from "../component/model/validate.js";
+import { validateListFilter, validateMaxParallelism } from "../component/model/validate.js";
 import type {
   ActionCtx,
   AnyCtx,
@@ -85,6 +86,31 @@ export class WorkpoolControl {
     await ctx.runMutation(this.component.keys.setKeyParallelism, { key, parallelism });
   }
 
+  /**
+   * Sets the operator's maxParallelism, stored apart from the clients' option (as the pause is):
+   * while set, it is the pool's maxParallelism whatever `maxParallelism` any client passes with an
+   * enqueue, cancel, retry or `config.update`. `null` clears it, and the clients' value (the last
+   * one a client passed, or the default 10) is in force at once. 0 starts nothing new without
+   * pausing the pool (`stats().paused` stays false); running jobs finish.
+   *
+   * @param ctx a mutation's or an action's ctx.
+   * @param maxParallelism a whole number ≥ 0, or null to clear the operator's value; anything else
+   *   throws an InvalidArgument error naming `maxParallelism`, and nothing changes.
+   * @returns once stored; `stats()` shows it as `operatorMaxParallelism`.
+   * @example
+   * // During an incident: start nothing new, whatever the clients' options say.
+   * await pool.setMaxParallelism(ctx, 0);
+   * // Later: back to the clients' maxParallelism.
+   * await pool.setMaxParallelism(ctx, null);
+   */
+  async setMaxParallelism(
+    ctx: MutationCtx | ActionCtx,
+    maxParallelism: number | null,
+  ): Promise<void> {
+    if (maxParallelism !== null) validateMaxParallelism(maxParallelism);
+    await ctx.runMutation(this.component.config.setMaxParallelism, { maxParallelism });
+  }
+
   /** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`
    * (finished counts while the jobs' status is retained). Reactive; its cost does not grow with
    * the key's backlog. */
@@ -141,9 +167,11 @@ export class WorkpoolControl {
   }
 
   /**
-   * The pool's health: `{ pending, running, maxParallelism, paused, oldestPendingMs, lastMinute:
-   * { started, succeeded, failed, canceled, retried }, totals: { enqueued, ...the same } }`. Exact,
-   * and it costs the same few reads at any backlog. `lastMinute` counts the current second and the
+   * The pool's health: `{ pending, running, maxParallelism, operatorMaxParallelism, paused,
+   * oldestPendingMs, lastMinute: { started, succeeded, failed, canceled, retried }, totals:
+   * { enqueued, ...the same } }`. `maxParallelism` is the value in force: the operator's
+   * (`setMaxParallelism`, shown as `operatorMaxParallelism`, null when unset) while set, else the
+   * clients'. Exact, and it costs the same few reads at any backlog. `lastMinute` counts the current second and the
    * 59 before it; `totals` only grow, since the pool began (or since the upgrade that added them).
    */
   async stats(ctx: AnyCtx): Promise<Stats> {

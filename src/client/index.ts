@@ -58,6 +58,7 @@ export {
   vListedWorkInfo,
   vListFilter,
   vStats,
+  vStatus,
   vWorkId,
   vWorkId as vWorkIdValidator,
   vWorkId as workIdValidator,

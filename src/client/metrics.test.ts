@@ -19,6 +19,8 @@ const EMAILS: Stats = {
   pending: 12,
   running: 3,
   maxParallelism: 10,
+  // Set by an operator (the value in force); SCRAPE's is unset.
+  operatorMaxParallelism: 10,
   paused: false,
   oldestPendingMs: 1500,
   lastMinute: { started: 40, succeeded: 30, failed: 2, canceled: 1, retried: 5 },
@@ -28,6 +30,7 @@ const SCRAPE: Stats = {
   pending: 0,
   running: 0,
   maxParallelism: 2,
+  operatorMaxParallelism: null,
   paused: true,
   oldestPendingMs: 0,
   lastMinute: { started: 0, succeeded: 0, failed: 0, canceled: 0, retried: 0 },
@@ -38,6 +41,7 @@ const FAMILY_NAMES = [
   "workpool_pending_jobs",
   "workpool_running_jobs",
   "workpool_max_parallelism",
+  "workpool_operator_max_parallelism",
   "workpool_paused",
   "workpool_oldest_pending_seconds",
   "workpool_last_minute_events",
@@ -115,6 +119,8 @@ describe("workpoolMetrics", () => {
     expect(of("workpool_pending_jobs")).toEqual({ emails: 12, scrape: 0 });
     expect(of("workpool_running_jobs")).toEqual({ emails: 3, scrape: 0 });
     expect(of("workpool_max_parallelism")).toEqual({ emails: 10, scrape: 2 });
+    // Only a pool whose operator set a maxParallelism has a sample.
+    expect(of("workpool_operator_max_parallelism")).toEqual({ emails: 10 });
     expect(of("workpool_paused")).toEqual({ emails: 0, scrape: 1 });
     expect(of("workpool_oldest_pending_seconds")).toEqual({ emails: 1.5, scrape: 0 });
     expect(of("workpool_last_minute_events")).toEqual({
@@ -149,7 +155,7 @@ describe("workpoolMetrics", () => {
         ? Object.keys(validator.fields).map((inner) => [field, inner])
         : [[field]],
     );
-    expect(leaves).toHaveLength(16);
+    expect(leaves).toHaveLength(17);
     const samplesOf = (stats: Stats) =>
       parsePrometheus(workpoolMetrics({ emails: stats })).flatMap((f) =>
         f.metrics.map((m) => `${f.name}${JSON.stringify(m.labels)} ${m.value}`),
@@ -219,6 +225,9 @@ describe("workpoolMetrics", () => {
       expect(badArgument(() => workpoolMetrics(emailsWith({ paused: "no" })))).toBe(
         "statsByPool.emails.paused",
       );
+      expect(
+        badArgument(() => workpoolMetrics(emailsWith({ operatorMaxParallelism: undefined }))),
+      ).toBe("statsByPool.emails.operatorMaxParallelism");
     });
 
     it("rejects a negative or non-finite figure, naming it", () => {
@@ -226,6 +235,9 @@ describe("workpoolMetrics", () => {
         expect(badArgument(() => workpoolMetrics(emailsWith({ running: bad })))).toBe(
           "statsByPool.emails.running",
         );
+        expect(
+          badArgument(() => workpoolMetrics(emailsWith({ operatorMaxParallelism: bad }))),
+        ).toBe("statsByPool.emails.operatorMaxParallelism");
         const lastMinute = { ...EMAILS.lastMinute, failed: bad };
         expect(badArgument(() => workpoolMetrics(emailsWith({ lastMinute })))).toBe(
           "statsByPool.emails.lastMinute.failed",

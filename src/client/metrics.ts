@@ -56,6 +56,13 @@ const FAMILIES: readonly Family[] = [
     samples: (stats) => one(stats.maxParallelism),
   },
   {
+    name: "workpool_operator_max_parallelism",
+    type: "gauge",
+    help: "The operator's maxParallelism (setMaxParallelism), in force while set; no sample while unset.",
+    samples: (stats) =>
+      stats.operatorMaxParallelism === null ? [] : one(stats.operatorMaxParallelism),
+  },
+  {
     name: "workpool_paused",
     type: "gauge",
     help: "1 while the pool is paused (no attempt starts, retries included, until resume), else 0.",
@@ -91,7 +98,8 @@ const FAMILIES: readonly Family[] = [
  * The pools' figures in Prometheus' text exposition format (version 0.0.4; serve it with
  * `METRICS_CONTENT_TYPE`): one family per figure of `Stats`, each with its `# HELP` and
  * `# TYPE` lines, and one sample per pool labeled `pool="<name>"` (in the order of `statsByPool`):
- * `workpool_pending_jobs`, `workpool_running_jobs`, `workpool_max_parallelism`, `workpool_paused`
+ * `workpool_pending_jobs`, `workpool_running_jobs`, `workpool_max_parallelism` (the value in force),
+ * `workpool_operator_max_parallelism` (only for a pool whose operator set one), `workpool_paused`
  * (0 or 1), `workpool_oldest_pending_seconds`, and `workpool_last_minute_events` with an `event`
  * label (`started`, `succeeded`, `failed`, `canceled`, `retried`), which counts the current second
  * and the 59 before it; and the counter `workpool_events_total` with an `event` label (`enqueued`,
@@ -139,7 +147,10 @@ export function workpoolMetrics(statsByPool: Record<string, PoolStats>): string 
 }
 
 /** The fields of a validated object (what `vPoolStats.fields` holds), as far as this checks them. */
-type FieldValidators = Record<string, { kind: string; fields?: FieldValidators }>;
+type FieldValidators = Record<
+  string,
+  { kind: string; fields?: FieldValidators; members?: Array<{ kind: string }> }
+>;
 
 /** Checks `value` against the validator's fields (numbers finite and ≥ 0); throws naming the first
  * bad one as `path.field`. The validator, not a list kept here, says which figures a Stats has. */
@@ -162,6 +173,17 @@ function checkFields(path: string, value: unknown, fields: FieldValidators): voi
       case "object":
         checkFields(at, given, validator.fields ?? {});
         break;
+      case "union": {
+        // A figure that may be unset: a number, or null (operatorMaxParallelism).
+        const kinds = (validator.members ?? []).map((member) => member.kind).sort();
+        if (kinds.join() !== "float64,null") {
+          throw new Error(`workpool: workpoolMetrics cannot check ${at}, a ${kinds.join(" | ")}`);
+        }
+        if (given !== null && (typeof given !== "number" || !Number.isFinite(given) || given < 0)) {
+          invalidArgument(at, "must be null or a finite number ≥ 0", given);
+        }
+        break;
+      }
       default:
         throw new Error(`workpool: workpoolMetrics cannot check ${at}, a ${validator.kind}`);
     }

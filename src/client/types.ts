@@ -22,6 +22,7 @@ import {
   type ListFilter,
   type PoolStats,
   type Status,
+  vStatus,
 } from "../component/model/validators.js";
 import { vKeyStatus } from "../component/keys.js";
 
@@ -50,6 +51,9 @@ export type AnyCtx = QueryCtx | MutationCtx | ActionCtx;
  * `{ state: "finished" }` (exactly the peer's shapes; `info` has the result and timings).
  */
 export type { Status };
+/** Validator of what `status` returns, for a function of yours that returns a job's status
+ * (`returns: vStatus`, or inside an object of yours). */
+export { vStatus };
 
 /** Validator of what `keyStatus` returns. */
 export { vKeyStatus };

@@ -277,16 +277,26 @@ export class Workpool extends WorkpoolControl {
    *
    * ```ts
    * // convex/workpoolAdmin.ts
+   * import type { DataModel } from "./_generated/dataModel";
    * export const { overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism,
-   *   setMaxParallelism } = pool.adminApi({
+   *   setMaxParallelism } = pool.adminApi<DataModel>({
    *   authorize: async (ctx, { operation }) => {
    *     const identity = await ctx.auth.getUserIdentity();
-   *     return identity !== null && ADMINS.includes(identity.email ?? "");
+   *     // Only a verified address is the admin's: a provider may sign up anyone as any address.
+   *     return (
+   *       identity !== null &&
+   *       identity.emailVerified === true &&
+   *       ADMINS.includes(identity.email ?? "")
+   *     );
    *   },
    * });
    * ```
    * @param options `authorize(ctx, { operation, args })`, required: runs first in every function;
-   *   false (or a throw) fails the call with `workpool/Unauthorized` (`isUnauthorizedError`).
+   *   false (or a throw) fails the call with `workpool/Unauthorized` (`isUnauthorizedError`), and a
+   *   throw is logged with its reason. `<DataModel>` types `ctx.db` by the app's schema.
+   * @returns the functions to export: queries `overview`, `jobs`, `job`; mutations `retry`,
+   *   `cancel` (neither changes a pool setting), `pause`, `resume`, `setKeyParallelism`,
+   *   `setMaxParallelism` (the operator's value; null clears it).
    */
   adminApi<DataModel extends GenericDataModel>(options: AdminApiOptions<DataModel>) {
     return defineAdminApi(this, options);

@@ -1,7 +1,10 @@
 /**
- * The pool's settings (the `config` singleton): reading them with defaults, and changing them — by an
- * operator through `config.update`, or by the client passing its options on enqueue/cancel. Writes the
- * row only when a value really changes, so enqueues do not conflict with each other on it.
+ * The pool's settings (the `config` singleton): reading them with defaults, and changing them — by
+ * `config.update` or a client passing its options on enqueue/cancel/retry (the clients' values), and
+ * by an operator's `setMaxParallelism` (the operator's maxParallelism, stored apart: while set, it is
+ * the maxParallelism in force). Writes the row only when a value really changes, so enqueues do not
+ * conflict with each other on it. A client's options must never write the operator's value, and
+ * the operator's call must never write the clients'.
  */
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
@@ -22,7 +25,10 @@ export const DEFAULT_MAX_PARALLELISM = 10;
 export const DEFAULT_KEY_PARALLELISM = 1;
 
 export type Config = {
+  /** The maxParallelism in force: the operator's while set, else the clients'. */
   maxParallelism: number;
+  /** The operator's maxParallelism (`setMaxParallelism`); null when unset. */
+  operatorMaxParallelism: number | null;
   logLevel: LogLevel;
   keyParallelism: number;
   paused: boolean;
@@ -41,8 +47,10 @@ function storedFields(row: Doc<"config"> | null): Partial<ConfigRow> {
 
 /** The stored settings, with defaults for what was never set. */
 function withDefaults(row: Partial<ConfigRow> | null): Config {
+  const operator = row?.operatorMaxParallelism ?? null;
   return {
-    maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    maxParallelism: operator ?? row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    operatorMaxParallelism: operator,
     logLevel: row?.logLevel ?? unconfiguredLogLevel(),
     keyParallelism: row?.keyParallelism ?? DEFAULT_KEY_PARALLELISM,
     paused: row?.paused ?? false,
@@ -84,7 +92,11 @@ export async function applyConfig(
   if (Object.keys(set).length === 0) return false;
   const row = await ctx.db.query("config").first();
   const current = withDefaults(row);
-  const next = { ...storedFields(row), maxParallelism: current.maxParallelism, ...set };
+  const next = {
+    ...storedFields(row),
+    maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    ...set,
+  };
   // `rateLimit: null` removes the limit (a stored field cannot be null).
   if (next.rateLimit === null) delete next.rateLimit;
   const same = (k: keyof ConfigRow) =>
@@ -103,7 +115,34 @@ export async function applyConfig(
 }
 
 /**
- * Changes the pool's settings at run time, e.g. `npx convex run --component workpool config:update
+ * Sets the operator's maxParallelism (a whole number ≥ 0), or clears it with null: while set it is
+ * the pool's maxParallelism, whatever the clients pass; cleared, the clients' value is in force at
+ * once. Wakes the loop when the value in force changed (a rise may let waiting work start).
+ */
+export const setMaxParallelism = mutation({
+  args: { maxParallelism: v.union(v.number(), v.null()) },
+  returns: v.null(),
+  handler: async (ctx, { maxParallelism }) => {
+    if (maxParallelism !== null) validateMaxParallelism(maxParallelism);
+    const row = await ctx.db.query("config").first();
+    if ((row?.operatorMaxParallelism ?? null) === maxParallelism) return null;
+    const before = withDefaults(row).maxParallelism;
+    const stored: ConfigRow = {
+      ...storedFields(row),
+      maxParallelism: row?.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    };
+    if (maxParallelism === null) delete stored.operatorMaxParallelism;
+    else stored.operatorMaxParallelism = maxParallelism;
+    if (row) await ctx.db.replace("config", row._id, stored);
+    else await ctx.db.insert("config", stored);
+    if (withDefaults(stored).maxParallelism !== before) await claimSegment(ctx);
+    return null;
+  },
+});
+
+/**
+ * Changes the pool's settings at run time (the clients' values: an operator's maxParallelism, while
+ * set, stays in force), e.g. `npx convex run --component workpool config:update
  * '{"maxParallelism": 0}'` to pause starting new work, and a larger number to resume.
  */
 export const update = mutation({

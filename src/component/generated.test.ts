@@ -45,6 +45,7 @@ describe("_generated/component.ts", () => {
       }
     }
     expect(publicFns.sort()).toEqual([
+      "config.setMaxParallelism",
       "config.update",
       "inspect.list",
       "inspect.overview",

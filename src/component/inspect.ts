@@ -146,6 +146,7 @@ async function readHealth(ctx: QueryCtx, now: number) {
     pending: enqueued - (loop?.finishedTotal ?? 0) - running,
     running,
     maxParallelism: config.maxParallelism,
+    operatorMaxParallelism: config.operatorMaxParallelism,
     paused: config.paused,
     oldestPendingMs: oldest !== null && oldest.listAt <= now ? now - oldest.listAt : 0,
     lastMinute: sumLastMinute(now, ring, loop?.thisSecond),

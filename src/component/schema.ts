@@ -407,11 +407,16 @@ export default defineSchema({
 
   /**
    * The pool's settings; one row (the singleton), created on first use.
-   * Written by: `config.update`, and enqueue/cancel when the client's options differ from it.
+   * Written by: `config.update`, and enqueue/cancel when the client's options differ from it;
+   * `config.setMaxParallelism` (the operator's value only); pause/resume (`paused` only).
    * Read by: the loop (each pass), enqueue. Never deleted.
    */
   config: defineTable({
+    /** The clients' maxParallelism (the last one a client passed); see operatorMaxParallelism. */
     maxParallelism: v.number(),
+    /** The operator's maxParallelism: while set, the one in force. Only `setMaxParallelism` writes
+     * it, so no client's options undo it. */
+    operatorMaxParallelism: v.optional(v.number()),
     /** Unset until someone sets it: the pool then logs at the default level (logging.ts). */
     logLevel: v.optional(vLogLevel),
     /** Jobs of one key that may run at once, unless the key says otherwise (default 1). */

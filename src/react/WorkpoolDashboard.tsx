@@ -48,7 +48,7 @@ export type WorkpoolAdminApi = {
   pause: Mutation<{ key?: string }, null>;
   resume: Mutation<{ key?: string }, null>;
   setKeyParallelism: Mutation<{ key: string; parallelism: number | null }, null>;
-  setMaxParallelism: Mutation<{ maxParallelism: number }, null>;
+  setMaxParallelism: Mutation<{ maxParallelism: number | null }, null>;
 };
 
 /** Keys a page, and jobs before "Load more", unless told. */

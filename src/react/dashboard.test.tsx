@@ -33,6 +33,7 @@ function overview(over: Partial<AdminOverview["stats"]> = {}): AdminOverview {
       pending: 12,
       running: 3,
       maxParallelism: 10,
+      operatorMaxParallelism: null,
       paused: false,
       oldestPendingMs: 4250,
       lastMinute: { started: 9, succeeded: 6, failed: 2, canceled: 0, retried: 1 },
@@ -153,7 +154,27 @@ describe("DashboardView", () => {
     // One bar per second with finished jobs (two such seconds), and the started line.
     expect(html.match(/<rect /g)).toHaveLength(2);
     expect(html).toContain("<polyline");
-    expect(html).toContain("lasts until a client whose options set maxParallelism");
+    expect(html).toContain("stays in force, whatever the clients&#x27; options say, until it is");
+  });
+
+  it("says which maxParallelism is in force, and offers to clear the operator's", () => {
+    const render = (stats: Partial<AdminOverview["stats"]>) =>
+      renderToStaticMarkup(
+        <DashboardView
+          overview={overview(stats)}
+          running={page([])}
+          failed={page([])}
+          keysPaging={paging}
+          actions={noActions}
+        />,
+      );
+    const clients = render({ maxParallelism: 10, operatorMaxParallelism: null });
+    expect(clients).toMatch(/data-testid="max-parallelism-source">\(the clients&#x27; value\)/);
+    expect(clients).not.toContain('data-testid="clear-max-parallelism"');
+    const operators = render({ maxParallelism: 0, operatorMaxParallelism: 0 });
+    expect(figures(operators).maxParallelism).toBe("0");
+    expect(operators).toContain('data-testid="max-parallelism-source">(set by an operator)');
+    expect(operators).toContain('data-testid="clear-max-parallelism"');
   });
 
   it("lists failed jobs with their error (escaped) and attempts, and running ones with cancel", () => {
@@ -370,6 +391,7 @@ describe("WorkpoolDashboard on convex/react", () => {
     await actions!.resume("tenant-a");
     await actions!.setKeyParallelism("tenant-a", null);
     await actions!.setMaxParallelism(4);
+    await actions!.setMaxParallelism(null);
     expect(mutations).toEqual([
       { name: "admin:retry", args: { id: "w1" } },
       { name: "admin:cancel", args: { id: "w2" } },
@@ -378,6 +400,7 @@ describe("WorkpoolDashboard on convex/react", () => {
       { name: "admin:resume", args: { key: "tenant-a" } },
       { name: "admin:setKeyParallelism", args: { key: "tenant-a", parallelism: null } },
       { name: "admin:setMaxParallelism", args: { maxParallelism: 4 } },
+      { name: "admin:setMaxParallelism", args: { maxParallelism: null } },
     ]);
   });
 });

@@ -39,7 +39,8 @@ export type DashboardActions = {
   pause: (key?: string) => Promise<unknown>;
   resume: (key?: string) => Promise<unknown>;
   setKeyParallelism: (key: string, parallelism: number | null) => Promise<unknown>;
-  setMaxParallelism: (maxParallelism: number) => Promise<unknown>;
+  /** A number sets the operator's maxParallelism; null clears it. */
+  setMaxParallelism: (maxParallelism: number | null) => Promise<unknown>;
 };
 
 export type DashboardViewProps = {
@@ -126,12 +127,14 @@ export function UnauthorizedView(props: { theme?: "light" | "dark" }) {
 type Stats = AdminOverview["stats"];
 type Act = (run: () => Promise<unknown>) => void;
 
-/** The pool's pause and maxParallelism, with their controls. */
+/** The pool's pause and maxParallelism (which value is in force: the operator's or the clients'),
+ * with their controls. */
 export function PoolControls(props: { stats: Stats; act: Act; actions: DashboardActions }) {
   const { stats, act, actions } = props;
   const [limit, setLimit] = useState("");
   const parsed = Number(limit);
   const valid = limit.trim() !== "" && Number.isInteger(parsed) && parsed >= 0;
+  const operator = stats.operatorMaxParallelism ?? null;
   return (
     <>
       <div className="wpd-bar">
@@ -148,7 +151,10 @@ export function PoolControls(props: { stats: Stats; act: Act; actions: Dashboard
           </button>
         )}
         <span>
-          maxParallelism <b data-figure="maxParallelism">{formatCount(stats.maxParallelism)}</b>
+          maxParallelism <b data-figure="maxParallelism">{formatCount(stats.maxParallelism)}</b>{" "}
+          <span data-testid="max-parallelism-source">
+            {operator === null ? "(the clients' value)" : "(set by an operator)"}
+          </span>
         </span>
         <input
           aria-label="new maxParallelism"
@@ -164,10 +170,18 @@ export function PoolControls(props: { stats: Stats; act: Act; actions: Dashboard
         >
           Set
         </button>
+        {operator !== null && (
+          <button
+            data-testid="clear-max-parallelism"
+            onClick={() => act(() => actions.setMaxParallelism(null))}
+          >
+            Clear (back to the clients' value)
+          </button>
+        )}
       </div>
       <p className="wpd-note">
-        A maxParallelism set here lasts until a client whose options set maxParallelism enqueues or
-        cancels: that client writes its own value back.
+        A maxParallelism set here stays in force, whatever the clients' options say, until it is
+        cleared. 0 starts nothing new without pausing: running jobs finish.
       </p>
     </>
   );

@@ -7,7 +7,7 @@ import {
   queryGeneric,
 } from "convex/server";
 import { v } from "convex/values";
-import { Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
+import { vStatus, Workpool, type WorkId, type WorkpoolComponent } from "../../src/client/index.js";
 import { probe } from "./probe.js";
 
 export const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
@@ -86,6 +86,8 @@ export const cancelAll = mutationGeneric({
 
 export const status = queryGeneric({
   args: { id: v.string() },
+  // The package's validator of what `status` returns: each status read here is checked by it.
+  returns: vStatus,
   handler: async (ctx, { id }) => await pool({}).status(ctx, id as WorkId),
 });
 

@@ -14,6 +14,7 @@ import type * as emails from "../emails.js";
 import type * as http from "../http.js";
 import type * as jobs from "../jobs.js";
 import type * as llm from "../llm.js";
+import type * as operators from "../operators.js";
 import type * as pools from "../pools.js";
 import type * as scrape from "../scrape.js";
 import type * as sim from "../sim.js";
@@ -33,6 +34,7 @@ const fullApi: ApiFromModules<{
   http: typeof http;
   jobs: typeof jobs;
   llm: typeof llm;
+  operators: typeof operators;
   pools: typeof pools;
   scrape: typeof scrape;
   sim: typeof sim;

@@ -24,6 +24,13 @@ import type { FunctionReference } from "convex/server";
 export type ComponentApi<Name extends string | undefined = string | undefined> =
   {
     config: {
+      setMaxParallelism: FunctionReference<
+        "mutation",
+        "internal",
+        { maxParallelism: number | null },
+        null,
+        Name
+      >;
       update: FunctionReference<
         "mutation",
         "internal",
@@ -127,6 +134,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             };
             maxParallelism: number;
             oldestPendingMs: number;
+            operatorMaxParallelism: null | number;
             paused: boolean;
             pending: number;
             running: number;
@@ -156,6 +164,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           };
           maxParallelism: number;
           oldestPendingMs: number;
+          operatorMaxParallelism: null | number;
           paused: boolean;
           pending: number;
           running: number;

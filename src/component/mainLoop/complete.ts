@@ -431,6 +431,9 @@ export async function finishJob(
     const heldSlot = work.state.kind === "running" || work.attempts > 0 || (work.snoozes ?? 0) > 0;
     updateKey(await keyEntry(pass, work.key), { [kind]: 1, active: heldSlot ? -1 : 0 });
   }
-  pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
+  const finished = { workId: work._id, fnName: work.fnName, result: result.kind };
+  // A job that failed for good is what an operator looks for: one WARN line, with its error.
+  if (result.kind === "failed") pass.log.warn("finished", { ...finished, error: result.error });
+  else pass.log.info("finished", finished);
   if (needsDelivery(delivery)) pass.deliveries.push(delivery);
 }

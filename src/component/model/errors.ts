@@ -39,14 +39,37 @@ export const MAX_SNOOZE_MS = MAX_DELAY_MS;
 /** How much of a bad string value an error shows: enough to recognise it, never a whole 4 KiB key. */
 const SHOWN_VALUE_LENGTH = 100;
 
-/** Throws the error for bad input, naming the argument and the rule it broke. */
+/** What was given, described rather than shown (e.g. "17 levels" of nesting): `invalidArgument`
+ * prints it as it is. */
+export class Described {
+  constructor(readonly text: string) {}
+}
+
+/** A description of what was given, for `invalidArgument` to print as it is. */
+export function described(text: string): Described {
+  return new Described(text);
+}
+
+/** How an error shows what was given: a number as it is; a string quoted and said to be one (so
+ * that `"10"` is not mistaken for the number 10), cut to SHOWN_VALUE_LENGTH; anything else by its
+ * type (never its content). */
+function showGiven(given: unknown): string {
+  if (given instanceof Described) return given.text;
+  if (typeof given === "number") return String(given);
+  if (typeof given === "string") {
+    if (given.length <= SHOWN_VALUE_LENGTH) return `${JSON.stringify(given)} (a string)`;
+    const start = JSON.stringify(given.slice(0, SHOWN_VALUE_LENGTH)).slice(0, -1);
+    return `${start}…" (a string of ${given.length} characters)`;
+  }
+  if (given === null) return "null";
+  if (Array.isArray(given)) return "an array";
+  return typeof given;
+}
+
+/** Throws the error for bad input, naming the argument and the rule it broke, and saying what was
+ * given (its type, for a value of the wrong one: `got "10" (a string)`). */
 export function invalidArgument(argument: string, rule: string, given: unknown): never {
-  const shown =
-    typeof given === "string" && given.length > SHOWN_VALUE_LENGTH
-      ? `${given.slice(0, SHOWN_VALUE_LENGTH)}… (${given.length} characters)`
-      : typeof given === "number" || typeof given === "string"
-        ? String(given)
-        : typeof given;
+  const shown = showGiven(given);
   throw new ConvexError<InvalidArgumentData>({
     kind: INVALID_ARGUMENT,
     argument,

@@ -2,7 +2,7 @@
  * Input rules, checked before anything is written. Each check throws `invalidArgument` naming the
  * argument and the rule. Pure; shared by the component's public functions and the client.
  */
-import { invalidArgument } from "./errors.js";
+import { described, invalidArgument } from "./errors.js";
 import { isLarge } from "./payloads.js";
 import type { RetryBehavior } from "./validators.js";
 import {
@@ -36,27 +36,27 @@ export function checkArgsAndContext(
     try {
       measured = measureValue(value);
     } catch (error) {
-      invalidArgument(argument, "must be a Convex value", String(error));
+      invalidArgument(argument, "must be a Convex value", described(String(error)));
     }
     if (measured.depth > STORED_DEPTH_LIMIT) {
       invalidArgument(
         argument,
         `must nest at most ${STORED_DEPTH_LIMIT} levels deep, as a Convex document holds`,
-        `${measured.depth} levels`,
+        described(`${measured.depth} levels`),
       );
     }
     if (measured.maxFields > OBJECT_FIELDS_LIMIT) {
       invalidArgument(
         argument,
         `must have at most ${OBJECT_FIELDS_LIMIT} fields in any object`,
-        `${measured.maxFields} fields`,
+        described(`${measured.maxFields} fields`),
       );
     }
     if (measured.maxArrayLength > ARRAY_ELEMENTS_LIMIT) {
       invalidArgument(
         argument,
         `must have at most ${ARRAY_ELEMENTS_LIMIT} elements in any array`,
-        `${measured.maxArrayLength} elements`,
+        described(`${measured.maxArrayLength} elements`),
       );
     }
     return measured;
@@ -68,7 +68,7 @@ export function checkArgsAndContext(
     invalidArgument(
       `${prefix}fnArgs`,
       `${sizeRule} must be at most ${MAX_PAYLOAD_BYTES} bytes`,
-      `${sizeBytes} bytes`,
+      described(`${sizeBytes} bytes`),
     );
   }
   const inline = !isLarge(sizeBytes) && fitsInline("args", args) && fitsInline("context", ctx);
@@ -159,7 +159,11 @@ export function resolveRunAt(
   prefix = "",
 ): number {
   if (opts.runAt !== undefined && opts.runAfter !== undefined) {
-    invalidArgument(`${prefix}runAt/runAfter`, "give at most one of runAt and runAfter", "both");
+    invalidArgument(
+      `${prefix}runAt/runAfter`,
+      "give at most one of runAt and runAfter",
+      described("both"),
+    );
   }
   if (opts.runAt !== undefined) {
     if (!Number.isFinite(opts.runAt)) {

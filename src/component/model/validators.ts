@@ -264,7 +264,10 @@ export const vPoolStats = v.object({
   /** Unfinished jobs not running: due, delayed, waiting for a key or backing off. */
   pending: v.number(),
   running: v.number(),
+  /** The maxParallelism in force: the operator's while set, else the clients'. */
   maxParallelism: v.number(),
+  /** The operator's maxParallelism (`setMaxParallelism`), null when unset. */
+  operatorMaxParallelism: v.union(v.number(), v.null()),
   paused: v.boolean(),
   /** How long the longest-waiting due job has waited (ms); 0 when no job is due. */
   oldestPendingMs: v.number(),
