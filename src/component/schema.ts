@@ -376,6 +376,9 @@ export default defineSchema({
     scheduledId: v.id("_scheduled_functions"),
     /** For a solo row: the how-manieth transaction its callback gets (1 when unset). */
     attempts: v.optional(v.number()),
+    /** For a row the delivery check split in part (its pass's budget ran out, passBudget.ts): how
+     * many of its callbacks went to rows of their own, so that the next split's tokens go on. */
+    splitFrom: v.optional(v.number()),
   }).index("by_token", ["token"]),
 
   /**
@@ -474,7 +477,13 @@ export default defineSchema({
      * `generation` (no pass committed in between), and the last one's error; the backstop's count
      * (watchdog.ts `restartPass`). */
     failedPasses: v.optional(
-      v.object({ count: v.number(), generation: v.number(), error: v.string() }),
+      v.object({
+        count: v.number(),
+        generation: v.number(),
+        error: v.string(),
+        /** The stage the failed passes were in (pass.ts `STAGES`), when known. */
+        stage: v.optional(v.string()),
+      }),
     ),
   }),
 

@@ -22,6 +22,7 @@ import {
   type RunResult,
 } from "../model/validators.js";
 import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { budgetSpent } from "./passBudget.js";
 import { capErrorMessage } from "../model/errors.js";
 import { withErrorData } from "../model/outcomes.js";
 import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
@@ -140,6 +141,10 @@ function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
   if (pass.narrow) return await processFirstOutcome(pass, pass.narrow.setAside);
+  // One check per batch: a batch (COMPLETION_BATCH outcomes, and the rest of its last row) costs
+  // at most a deliverer, a few reads and three writes per outcome, which the room passBudget.ts
+  // keeps past the stages' share holds.
+  if (await budgetSpent(pass, "completions")) return true;
   const { rows, full } = await takeWithinBudget(
     ctx.db
       .query("pendingCompletion")

@@ -12,6 +12,7 @@ import type { Doc } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import type { Pass } from "./pass.js";
+import { budgetSpent } from "./passBudget.js";
 import { keyLedgerRows, sumLedger } from "../api/keyLedger.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
@@ -126,6 +127,8 @@ export async function firstExpiry(pass: Pass): Promise<number | undefined> {
 export async function maybeScheduleSweep(pass: Pass, earliestExpiry: number | undefined) {
   if (earliestExpiry === undefined || earliestExpiry > pass.now) return;
   if (pass.now < pass.state.nextSweepAt) return;
+  // No room for its schedule: the next pass (at once) schedules it.
+  if (await budgetSpent(pass, "sweep", { functionsScheduled: 1 })) return;
   await pass.ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, {
     from: pass.state.expiryCursor,
     upTo: pass.now,
