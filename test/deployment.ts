@@ -42,7 +42,7 @@ import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
 import { run as runnerAction } from "../src/component/runners/actionRunner.js";
 import { runAction } from "../src/component/runners/worker.js";
 import type { RegisterOptions } from "../src/test.js";
-import { interceptAsyncSyscalls, setup, type T } from "./helpers.js";
+import { interceptAsyncSyscalls, setup, type T, type TransactionLimits } from "./helpers.js";
 import { realTick } from "./virtualClock.js";
 import { vi } from "vitest";
 
@@ -155,9 +155,9 @@ export function prng(seed: number, stream = 0): () => number {
 
 /** A fresh app with the pool (as `setup`), on a deployment-like backend. */
 export async function setupDeployment(
-  options: DeploymentOptions & { register?: RegisterOptions },
+  options: DeploymentOptions & { register?: RegisterOptions; limits?: TransactionLimits },
 ): Promise<{ t: T; deployment: Deployment }> {
-  const t = setup(options.register);
+  const t = setup(options.register, options.limits);
   const deployment = await deploymentLike(t, options);
   return { t, deployment };
 }

@@ -47,6 +47,19 @@ export const STAGE_SHARE = 0.5;
  * passes that each take a sixteenth of the work. */
 export const NARROW_SHARE = STAGE_SHARE / 16;
 
+/** Whether a transaction's metrics (as `getTransactionMetrics` gives them) have reached `share`
+ * of any limit: for transactions of the pool's own outside the loop (the sweeper) that stop on the
+ * same measure. */
+export function reachedShare(
+  metrics: Record<BudgetMetric, { used: number; remaining: number }>,
+  share: number,
+): BudgetMetric | undefined {
+  return BUDGET_METRICS.find((metric) => {
+    const { used, remaining } = metrics[metric];
+    return used >= share * (used + remaining);
+  });
+}
+
 /** What a stage is about to spend, as far as it knows, per metric. */
 export type Spend = Partial<Record<BudgetMetric, number>>;
 
@@ -57,22 +70,30 @@ function owed(pass: Pass): number {
   return pass.deliveries.length + pass.actionStarts.length;
 }
 
-/**
- * True once the stages have spent the pass's share of any metric (counting `next`, what the
- * caller is about to spend, and what the stages owe the bookkeeping). A stage that gets true takes
- * no more work; it records so on the pass (`budgetStop`), and the loop runs again at once.
- */
-export async function budgetSpent(pass: Pass, stage: string, next: Spend = {}): Promise<boolean> {
+/** What is left of the stages' share, per metric (never below zero), from one read of the
+ * metrics: `share` of each limit, less what was used and what the stages owe the bookkeeping. */
+async function rooms(pass: Pass): Promise<Record<BudgetMetric, number>> {
   const metrics = await pass.ctx.meta.getTransactionMetrics();
   const share = pass.budgetShare ?? STAGE_SHARE;
   const debt = owed(pass);
+  const left = {} as Record<BudgetMetric, number>;
   for (const metric of BUDGET_METRICS) {
     const { used, remaining } = metrics[metric];
-    const limit = used + remaining;
-    const extra =
-      (next[metric] ?? 0) +
-      (metric === "functionsScheduled" || metric === "documentsWritten" ? debt : 0);
-    if (used + extra >= share * limit) {
+    const owes = metric === "functionsScheduled" || metric === "documentsWritten" ? debt : 0;
+    left[metric] = Math.max(0, Math.floor(share * (used + remaining) - used - owes));
+  }
+  return left;
+}
+
+/**
+ * True once the stages have spent the pass's share of any metric (counting `next`, what the
+ * caller is about to spend, and what the stages owe the bookkeeping). A stage that gets true takes
+ * no more work; it is recorded on the pass (`budgetStop`), and the loop runs again at once.
+ */
+export async function budgetSpent(pass: Pass, stage: string, next: Spend = {}): Promise<boolean> {
+  const left = await rooms(pass);
+  for (const metric of BUDGET_METRICS) {
+    if (left[metric] <= (next[metric] ?? 0)) {
       pass.budgetStop ??= { stage, metric };
       return true;
     }
@@ -80,14 +101,38 @@ export async function budgetSpent(pass: Pass, stage: string, next: Spend = {}): 
   return false;
 }
 
-/** How much of `metric` the stages may still spend (never below zero); when none, records the
- * stop as `budgetSpent` does. For a stage whose items cost a known count each (the delivery
- * check's splits), to take part of an item's work rather than none. */
+/** How much of `metric` the stages may still spend; when none, records the stop as
+ * `budgetSpent` does. For a stage whose items cost a known count each (the delivery check's
+ * splits), to take part of an item's work rather than none. */
 export async function budgetRoom(pass: Pass, stage: string, metric: BudgetMetric): Promise<number> {
-  const { used, remaining } = (await pass.ctx.meta.getTransactionMetrics())[metric];
-  const share = pass.budgetShare ?? STAGE_SHARE;
-  const debt = metric === "functionsScheduled" || metric === "documentsWritten" ? owed(pass) : 0;
-  const room = Math.max(0, Math.floor(share * (used + remaining) - used - debt));
+  const room = (await rooms(pass))[metric];
   if (room === 0) pass.budgetStop ??= { stage, metric };
   return room;
+}
+
+/** Records that the budget stopped `stage` (a stage that took part of an item's work, as the
+ * delivery check splitting part of a row): the loop runs again at once. */
+export function noteBudgetStop(pass: Pass, stage: string, metric: BudgetMetric): void {
+  pass.budgetStop ??= { stage, metric };
+}
+
+/**
+ * How many units of work, each costing at most `perUnit`, fit in what is left of the budget (one
+ * read of the metrics): a stage sizes its next batch with it. A metric the unit does not name
+ * must merely have room left. Zero records the stop as `budgetSpent` does.
+ */
+export async function budgetUnits(pass: Pass, stage: string, perUnit: Spend): Promise<number> {
+  const left = await rooms(pass);
+  let units = Number.POSITIVE_INFINITY;
+  for (const metric of BUDGET_METRICS) {
+    const cost = perUnit[metric];
+    const fit =
+      cost === undefined || cost <= 0 ? (left[metric] > 0 ? units : 0) : left[metric] / cost;
+    if (Math.floor(fit) < units) units = Math.floor(fit);
+    if (units === 0) {
+      pass.budgetStop ??= { stage, metric };
+      return 0;
+    }
+  }
+  return units;
 }

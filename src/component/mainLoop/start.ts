@@ -34,19 +34,27 @@ import {
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
-import { budgetRoom, budgetSpent } from "./passBudget.js";
+import { budgetUnits } from "./passBudget.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
  * writes each, so 100 keeps a pass far inside Convex's limits while draining a backlog of 10,000
  * in a hundred passes. */
 export const START_BATCH = 100;
 
-/** Schedules one start may cost, at most: a new executor and its row's check (a worker, or an
- * action's runner owed to placeActions, cost one). */
-const SCHEDULES_PER_START = 2;
-/** Index ranges one start may read, at most: its job, its key's state and settings, its key's
- * queue head (two ranks) and the executors of its function. */
-const RANGES_PER_START = 6;
+/** What one start may cost at most, for sizing a chunk to the pass's budget (passBudget.ts): two
+ * schedules (a new executor and its row's check; a worker, or an action's runner owed to
+ * placeActions, cost one); six index ranges and eight documents read (its row, its job, its key's
+ * state, settings and queue head in two ranks, its function's executors); four writes (its job,
+ * its row, its key's queue and ready rows); and its job's row read and rewritten whole (a row
+ * holds at most about 40 KiB: args and context inline up to 8 KiB, a name, a dedupe key). */
+const START_COST = {
+  functionsScheduled: 2,
+  databaseQueries: 6,
+  documentsRead: 8,
+  documentsWritten: 4,
+  bytesRead: 48 * 1024,
+  bytesWritten: 48 * 1024,
+} as const;
 
 /** A job or key the start stage may take: a due row, a listed key, or a key that a completion or
  * cancelation in this pass freed (kept in memory; `flushKeys` lists it if the pass cannot start it). */
@@ -113,16 +121,13 @@ async function startLevel(
   let dueLeftAt: number | undefined;
   let readOnce = false;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
-    // The chunk is sized to the pass's budget (passBudget.ts), asked once per chunk: a start
-    // schedules a worker, or hands a task over (a new executor: two schedules), or owes an action
-    // runner; and reads a few rows in a few index ranges (a keyed job's key: about six).
+    // The chunk is sized to the pass's budget (passBudget.ts), asked once per chunk.
     const want = Math.min(
       budget.capacity,
       START_BATCH - budget.taken,
-      Math.floor((await budgetRoom(pass, "start", "functionsScheduled")) / SCHEDULES_PER_START),
-      Math.floor((await budgetRoom(pass, "start", "databaseQueries")) / RANGES_PER_START),
+      await budgetUnits(pass, "start", START_COST),
     );
-    if (want <= 0 || (await budgetSpent(pass, "start"))) {
+    if (want <= 0) {
       // Stopped before its first chunk: the level's cursor stays where it is.
       if (!readOnce) dueLeftAt = tableFrom(pass, startCursorOf(level));
       break;

@@ -22,7 +22,7 @@ import { forgetDedupeKeys } from "../api/dedupe.js";
 import { countSwept } from "../mainLoop/sweep.js";
 import { keptForRetry, vResult, type RunResult } from "../model/validators.js";
 import { takeWithinBudget, type Pass } from "../mainLoop/pass.js";
-import { budgetRoom, budgetSpent } from "../mainLoop/passBudget.js";
+import { budgetRoom, budgetSpent, noteBudgetStop } from "../mainLoop/passBudget.js";
 
 /** Callbacks one delivery transaction takes at most: a busy pass's finished callbacks in one call
  * (ordinary handlers, a write or two each, take milliseconds: 50 stay far inside the 1 s mutation
@@ -311,6 +311,7 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
         await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true);
       }
       if (rest.length > 0) {
+        noteBudgetStop(pass, "deliveryCheck", "functionsScheduled");
         stoppedAt = row._creationTime;
         break;
       }
