@@ -21,7 +21,7 @@ import {
   type FiledOutcome,
   type RunResult,
 } from "../model/validators.js";
-import { advanceCursor, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { advanceCursor, splitsItsStage, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
 import { budgetUnits } from "./passBudget.js";
 import { capErrorMessage } from "../model/errors.js";
 import { withErrorData } from "../model/outcomes.js";
@@ -153,7 +153,10 @@ function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
  * Returns true when it stopped at its batch (more may wait). */
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
-  if (pass.narrow) return await processFirstOutcome(pass, pass.narrow.setAside);
+  // A narrow pass whose failed stage was this one settles one outcome (watchdog.ts).
+  if (pass.narrow && splitsItsStage(pass.narrow)) {
+    return await processFirstOutcome(pass, pass.narrow.setAside);
+  }
   // The batch is sized to the pass's budget, asked once per batch (a first row of a report may
   // still hold more outcomes than that: COMPLETION_ROW_OUTCOMES, which the budget's reserve holds).
   const fit = Math.min(COMPLETION_BATCH, await budgetUnits(pass, "completions", OUTCOME_COST));

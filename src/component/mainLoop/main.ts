@@ -22,6 +22,7 @@ import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "../model/logging.js";
 import {
   inStage,
+  splitsItsStage,
   STAGES,
   vNarrow,
   type LoopState,
@@ -167,19 +168,21 @@ export const main = internalMutation({
 
 /**
  * A narrow pass (the backstop, watchdog.ts `restartPass`): after passes failed, runs one stage
- * alone, on a sixteenth of the ordinary budget (NARROW_SHARE), then hands on to a narrow pass of
- * the next stage, and after the last to an ordinary pass; so a stage that failed an ordinary pass
- * is split into small passes, and each stage after it gets its own. "completions" settles one
- * outcome a pass (up to `left` of them), so that the outcome the failed pass could not commit is
- * met alone, or sets its job aside (`setAside`: the watchdog saw two narrow passes fail on it with
- * a limit error); any other stage the watchdog found failing twice so is skipped once (`skip`).
- * The bookkeeping (deliveries, keys, executors) runs in every narrow pass.
+ * alone, then hands on to a narrow pass of the next stage, and after the last to an ordinary
+ * pass; so the stages of the pass that failed each get a transaction of their own. The stage the
+ * failed pass was in (`failed`) is split: it runs on a sixteenth of the ordinary budget
+ * (NARROW_SHARE), and "completions" settles one outcome a pass (up to `left` of them), so that
+ * the outcome the failed pass could not commit is met alone; or it sets that outcome's job aside
+ * (`setAside`: the watchdog saw two narrow passes fail on it with a limit error). Any other stage
+ * that failed twice so is skipped once (`skip`). The bookkeeping (deliveries, keys, executors)
+ * runs in every narrow pass.
  */
 async function narrowPass(pass: Pass, row: Doc<"loopState"> | null): Promise<null> {
   const { ctx, state } = pass;
   const narrow = pass.narrow as Narrow;
   const stage = narrow.stage ?? "completions";
-  pass.budgetShare = NARROW_SHARE;
+  const split = splitsItsStage(narrow);
+  if (split) pass.budgetShare = NARROW_SHARE;
   await flushEarlierSecond(pass);
   const leftPendingBefore = state.stats.started + state.stats.canceled;
   const more = narrow.skip ? false : await inStage(stage, () => runStage(pass, stage));
@@ -192,21 +195,23 @@ async function narrowPass(pass: Pass, row: Doc<"loopState"> | null): Promise<nul
   state.generation += 1;
   pass.log.warn("narrowPass", {
     stage,
+    failed: narrow.failed,
     left: narrow.left,
     setAside: narrow.setAside !== undefined,
     skip: narrow.skip === true,
     more,
   });
-  // The next pass: completions go on one outcome a pass while outcomes are left of what the
-  // failed pass would have taken; then each later stage once; then an ordinary pass.
+  // The next pass: a split "completions" goes on one outcome a pass while outcomes are left of
+  // what the failed pass would have taken; then each later stage once; then an ordinary pass.
   const left = narrow.left - 1;
   const later = STAGES[STAGES.indexOf(stage) + 1] as Stage | undefined;
+  const failed = narrow.failed === undefined ? {} : { failed: narrow.failed };
   const next: Narrow | undefined =
-    stage === "completions" && more && left > 0
-      ? { stage, left }
+    stage === "completions" && split && more && left > 0
+      ? { stage, left, ...failed }
       : later === undefined
         ? undefined
-        : { stage: later, left: narrow.left };
+        : { stage: later, left: narrow.left, ...failed };
   const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
     generation: state.generation,
     ...(next ? { narrow: next } : {}),

@@ -166,14 +166,17 @@ export type Stage = (typeof STAGES)[number];
 export const vStage = v.union(...STAGES.map((stage) => v.literal(stage)));
 
 /** A narrow pass (main.ts `narrowPass`, started by the watchdog's backstop): the stage it runs
- * alone (undefined: "completions", as a pass scheduled before stages were named), the outcomes
- * left to settle one per pass in "completions", and, when the same stage failed twice with a limit
- * error, the reason its first outcome's job is set aside (`setAside`, completions) or that the
- * stage is skipped this once (`skip`, any other stage). */
+ * alone (undefined: "completions", as a pass scheduled before stages were named); the stage the
+ * failed pass was in (`failed`; undefined: unknown, taken as "completions"), which is split (a
+ * small budget, completions one outcome a pass, up to `left` of them) while the others run on
+ * the ordinary budget; and, when that stage failed twice with a limit error, the reason its
+ * first outcome's job is set aside (`setAside`, completions) or that the stage is skipped this
+ * once (`skip`, any other stage). */
 export const vNarrow = v.object({
   left: v.number(),
   setAside: v.optional(v.string()),
   stage: v.optional(vStage),
+  failed: v.optional(vStage),
   skip: v.optional(v.boolean()),
 });
 export type Narrow = Infer<typeof vNarrow>;
@@ -197,4 +200,9 @@ export function stageOfError(error: string): Stage | undefined {
   if (at < 0) return undefined;
   const name = error.slice(at + STAGE_ERROR_PREFIX.length).split(":")[0];
   return STAGES.find((stage) => stage === name);
+}
+
+/** Whether a narrow pass splits the stage it runs: the one the failed pass was in. */
+export function splitsItsStage(narrow: Narrow): boolean {
+  return (narrow.stage ?? "completions") === (narrow.failed ?? "completions");
 }

@@ -162,10 +162,10 @@ export const narrowOutcomes = (): number => COMPLETION_BATCH + COMPLETION_ROW_OU
  * Restarts a loop whose pass failed — the backstop for a pass that fails at commit whatever it
  * does (a limit met that the pass's budget did not foresee, a fault, Convex giving up on a
  * transaction that kept conflicting). The pass it starts is narrow (main.ts `narrowPass`): it
- * runs one stage alone on a small budget, and hands on stage by stage to an ordinary pass. The
- * chain starts at the stage the failed pass names in its error (main.ts `inStage`), or at
- * "completions" when it names none (it failed at commit). A narrow pass that fails is restarted
- * at its own stage, and counted (`runStatus.failedPasses`) only when its error is one of Convex's
+ * runs one stage alone, and hands on stage by stage to an ordinary pass; the stage the failed
+ * pass names in its error (pass.ts `inStage`; "completions" when it names none: it failed at
+ * commit) is split, on a small budget. A narrow pass that fails is restarted at its own stage,
+ * split, and counted (`runStatus.failedPasses`) only when its error is one of Convex's
  * limits (`isLimitError`) and the loop stayed at one generation and stage: such passes met the
  * same first item. When two did, the stage is narrowed further: "completions" sets that outcome's
  * job aside as failed, with the error; any other stage is skipped once (nothing in it is lost: its
@@ -189,9 +189,11 @@ async function restartPass(
   let count = 0;
   let narrow: Narrow;
   if (failed.narrow === undefined) {
+    // An ordinary pass: every stage gets a pass of its own, the one it failed in split.
     stage = stageOfError(failed.error) ?? "completions";
-    narrow = { stage, left };
+    narrow = { stage: "completions", left, failed: stage };
   } else {
+    // A narrow pass: its stage again, split, until it failed twice with a limit error.
     stage = failed.narrow.stage ?? "completions";
     const same =
       before !== undefined &&
@@ -200,10 +202,10 @@ async function restartPass(
     count = (same ? before.count : 0) + (limit ? 1 : 0);
     narrow =
       count < 2
-        ? { stage, left }
+        ? { stage, left, failed: stage }
         : stage === "completions"
-          ? { stage, left, setAside: error }
-          : { stage, left, skip: true };
+          ? { stage, left, failed: stage, setAside: error }
+          : { stage, left, failed: stage, skip: true };
   }
   const log = createLogger((await readConfig(ctx.db)).logLevel);
   log.error("loopStalled", {
