@@ -1,13 +1,13 @@
 /**
  * The main loop: one self-rescheduling `main` mutation, fenced by a generation counter. Each pass
- * drains due completions, cancelations, runs recovery when due, moves rows filed early to their due
- * segments, starts work up to maxParallelism,
- * schedules the sweeper, checks deliveries, then schedules itself for the next segment with work —
- * or goes idle. Every stage draws its work from one budget of the pass (passBudget.ts); a stage the
- * budget stops goes on in the next pass, at once. A stage that throws names itself in the error,
- * for the backstop (watchdog.ts), whose narrow passes run one stage at a time. A `main` whose generation is not the current one is stale and returns at once. Never runs user code
- * (onComplete handlers run in delivery transactions of their own, deliver.ts) and never reads
- * payload rows.
+ * drains due completions, cancelations, runs recovery when due, moves rows filed early to their
+ * due segments, starts work up to maxParallelism, schedules the sweeper, checks deliveries, then
+ * schedules itself for the next segment with work — or goes idle. Every stage draws its work from
+ * one budget of the pass (passBudget.ts); a stage the budget stops goes on in the next pass, at
+ * once. A stage that throws names itself in the error, for the backstop (watchdog.ts), whose
+ * narrow passes run one stage at a time. A `main` whose generation is not the current one is
+ * stale and returns at once. Never runs user code (onComplete handlers run in delivery
+ * transactions of their own, deliver.ts) and never reads payload rows.
  */
 import { v } from "convex/values";
 import { internal } from "../_generated/api.js";
@@ -235,6 +235,8 @@ async function runStage(pass: Pass, stage: Stage): Promise<boolean> {
     case "refile":
       return await refileEarlyStarts(pass);
     case "start": {
+      // As in an ordinary pass, nothing starts while rows filed early wait to be moved.
+      if (await refileEarlyStarts(pass)) return true;
       const { more } = await startWork(pass);
       await placeActions(pass);
       return more;
