@@ -72,7 +72,7 @@ describe("the backstop for a pass that fails at commit", () => {
 
   it("skips a stage that fails every pass with a limit error, and every job still finishes", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const narrowPasses: Array<{ stage: string; skip: boolean }> = [];
+    const narrowPasses: Array<{ stage: string; failed?: string; skip: boolean }> = [];
     vi.spyOn(console, "warn").mockImplementation((line: string) => {
       const parsed = JSON.parse(line);
       if (parsed.event === "narrowPass") narrowPasses.push(parsed);
@@ -114,7 +114,11 @@ describe("the backstop for a pass that fails at commit", () => {
     const failedInSweep = deployment.failures.filter((f) => /main/.test(f.fn));
     expect(refused).toBeGreaterThan(0);
     expect(failedInSweep.length).toBeGreaterThan(0);
-    // The sweep stage, split, failed twice with a limit error, and was skipped.
+    // The watchdog read the stage from the failed pass's error: the chain split the sweep stage
+    // alone, which failed twice with a limit error and was skipped.
+    expect(narrowPasses).toContainEqual(
+      expect.objectContaining({ stage: "completions", failed: "sweep" }),
+    );
     expect(narrowPasses).toContainEqual(expect.objectContaining({ stage: "sweep", skip: true }));
     const delivered = new Map((await completions(t)).map((c) => [c.workId, c.result]));
     for (const id of [...first, ...later]) {

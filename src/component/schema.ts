@@ -364,7 +364,8 @@ export default defineSchema({
    * one row per callback that needs a transaction to itself), the loop's delivery check (the same
    * split, for a delivery that died). Read by: `deliver` (by token), the loop's delivery check
    * (rows older than DELIVERY_CHECK_MS, from a cursor). Deleted by: `deliver`, in the transaction
-   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row.
+   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row
+   * whole (a row split in part, as far as the pass's budget went, keeps the rest: `splitFrom`).
    */
   deliveries: defineTable({
     /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
