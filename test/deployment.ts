@@ -42,7 +42,7 @@ import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
 import { run as runnerAction } from "../src/component/runners/actionRunner.js";
 import { runAction } from "../src/component/runners/worker.js";
 import type { RegisterOptions } from "../src/test.js";
-import { interceptAsyncSyscalls, setup, type T } from "./helpers.js";
+import { interceptAsyncSyscalls, setup, type T, type TransactionLimits } from "./helpers.js";
 import { realTick } from "./virtualClock.js";
 import { vi } from "vitest";
 
@@ -155,9 +155,9 @@ export function prng(seed: number, stream = 0): () => number {
 
 /** A fresh app with the pool (as `setup`), on a deployment-like backend. */
 export async function setupDeployment(
-  options: DeploymentOptions & { register?: RegisterOptions },
+  options: DeploymentOptions & { register?: RegisterOptions; limits?: TransactionLimits },
 ): Promise<{ t: T; deployment: Deployment }> {
-  const t = setup(options.register);
+  const t = setup(options.register, options.limits);
   const deployment = await deploymentLike(t, options);
   return { t, deployment };
 }
@@ -202,6 +202,8 @@ type Tx = {
   stageAt?: number;
   stageFault?: Fault;
   lastError?: string;
+  /** The error the function threw, if it threw (its message). */
+  thrown?: string;
 };
 
 /** Database calls of a transaction (reads, writes, schedules): a stage fault counts them. */
@@ -261,7 +263,16 @@ function installHooks() {
       if (isExecutionContext(store)) {
         // eslint-disable-next-line @typescript-eslint/no-this-alias
         execStorage = this;
-        active.enterFunction(store, this.getStore());
+        const tx = active.enterFunction(store, this.getStore());
+        const result = run.call(this, store, ...rest);
+        // The error the function threw (as Convex records it for a scheduled function), seen
+        // before the backend rolls the transaction back; the promise itself is returned as is.
+        if (tx !== undefined && result instanceof Promise) {
+          result.then(undefined, (error: unknown) => {
+            tx.thrown ??= messageOf(error);
+          });
+        }
+        return result;
       } else if ("scheduledFunctionId" in store && "requestId" in store) {
         // eslint-disable-next-line @typescript-eslint/no-this-alias
         requestStorage = this;
@@ -292,6 +303,9 @@ export class Deployment {
   readonly fired: FiredFault[] = [];
   /** The pool's transactions that rolled back, in order (the last 200). */
   readonly failures: FailedTransaction[] = [];
+  /** The errors of failed scheduled functions, by id, until their `_scheduled_functions` row
+   * records them (convex-test keeps none; Convex keeps the message). */
+  private readonly scheduledErrors = new Map<string, string>();
   private readonly t: T;
   private readonly delays: () => number;
   private readonly gcDraws: () => number;
@@ -474,11 +488,11 @@ export class Deployment {
   }
 
   /** A function enters its execution context: labels a new top-level transaction with it. */
-  enterFunction(store: any, parent: any): void {
-    if (this.stopped || this.global === undefined) return;
-    if (store.udfType !== "mutation" && store.udfType !== "query") return;
+  enterFunction(store: any, parent: any): Tx | undefined {
+    if (this.stopped || this.global === undefined) return undefined;
+    if (store.udfType !== "mutation" && store.udfType !== "query") return undefined;
     const tracker = this.global.transactionManager.getMetricsTracker();
-    if (!tracker || txs.has(tracker)) return;
+    if (!tracker || txs.has(tracker)) return undefined;
     const scheduledId = requestStorage?.getStore()?.scheduledFunctionId ?? null;
     const tx: Tx = {
       id: nextTxId++,
@@ -496,6 +510,7 @@ export class Deployment {
       tx.stageAt = fault.stage;
       tx.stageFault = fault;
     }
+    return tx;
   }
 
   private isPool(tx: Tx, fn: PoolFunction): boolean {
@@ -529,6 +544,11 @@ export class Deployment {
         if (row === null || !id.endsWith("_scheduled_functions")) continue;
         if (FINISHED.has(row.state?.kind) && row.completedTime === undefined) {
           writes[id] = { ...row, completedTime: now };
+        }
+        const error = this.scheduledErrors.get(id);
+        if (row.state?.kind === "failed" && row.state.error === undefined && error !== undefined) {
+          this.scheduledErrors.delete(id);
+          writes[id] = { ...writes[id], state: { ...row.state, error } };
         }
       }
     }
@@ -572,6 +592,11 @@ export class Deployment {
     }
     this.stats.poolFailures++;
     const error = tx.doomed?.message ?? tx.lastError;
+    // The scheduler's record of a failed scheduled function carries its error, as Convex's does.
+    const recorded = tx.thrown ?? error;
+    if (tx.scheduledId !== null && recorded !== undefined) {
+      this.scheduledErrors.set(tx.scheduledId, recorded);
+    }
     this.failures.push({ fn: tx.fn, at: Date.now(), error, injected: tx.doomed !== undefined });
     if (this.failures.length > 200) this.failures.shift();
     if (isMain) this.stalled ??= { since: Date.now(), error };

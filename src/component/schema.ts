@@ -381,7 +381,8 @@ export default defineSchema({
    * one row per callback that needs a transaction to itself), the loop's delivery check (the same
    * split, for a delivery that died). Read by: `deliver` (by token), the loop's delivery check
    * (rows older than DELIVERY_CHECK_MS, from a cursor). Deleted by: `deliver`, in the transaction
-   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row.
+   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row
+   * whole (a row split in part, as far as the pass's budget went, keeps the rest: `splitFrom`).
    */
   deliveries: defineTable({
     /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
@@ -393,6 +394,9 @@ export default defineSchema({
     scheduledId: v.id("_scheduled_functions"),
     /** For a solo row: the how-manieth transaction its callback gets (1 when unset). */
     attempts: v.optional(v.number()),
+    /** For a row the delivery check split in part (its pass's budget ran out, passBudget.ts): how
+     * many of its callbacks went to rows of their own, so that the next split's tokens go on. */
+    splitFrom: v.optional(v.number()),
   }).index("by_token", ["token"]),
 
   /**
@@ -496,7 +500,13 @@ export default defineSchema({
      * `generation` (no pass committed in between), and the last one's error; the backstop's count
      * (watchdog.ts `restartPass`). */
     failedPasses: v.optional(
-      v.object({ count: v.number(), generation: v.number(), error: v.string() }),
+      v.object({
+        count: v.number(),
+        generation: v.number(),
+        error: v.string(),
+        /** The stage the failed passes were in (pass.ts `STAGES`), when known. */
+        stage: v.optional(v.string()),
+      }),
     ),
   }),
 

@@ -27,6 +27,7 @@ import type * as mainLoop_executors from "../mainLoop/executors.js";
 import type * as mainLoop_keyState from "../mainLoop/keyState.js";
 import type * as mainLoop_main from "../mainLoop/main.js";
 import type * as mainLoop_pass from "../mainLoop/pass.js";
+import type * as mainLoop_passBudget from "../mainLoop/passBudget.js";
 import type * as mainLoop_rateLimit from "../mainLoop/rateLimit.js";
 import type * as mainLoop_recovery from "../mainLoop/recovery.js";
 import type * as mainLoop_refile from "../mainLoop/refile.js";
@@ -80,6 +81,7 @@ const fullApi: ApiFromModules<{
   "mainLoop/keyState": typeof mainLoop_keyState;
   "mainLoop/main": typeof mainLoop_main;
   "mainLoop/pass": typeof mainLoop_pass;
+  "mainLoop/passBudget": typeof mainLoop_passBudget;
   "mainLoop/rateLimit": typeof mainLoop_rateLimit;
   "mainLoop/recovery": typeof mainLoop_recovery;
   "mainLoop/refile": typeof mainLoop_refile;
