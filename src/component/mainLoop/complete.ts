@@ -27,6 +27,7 @@ import { withErrorData } from "../model/outcomes.js";
 import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
 import { segmentForRunAt } from "../model/segments.js";
+import { releaseBufferedRun } from "./scheduleRelease.js";
 import { countEvent, recordFinish } from "./stats.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
@@ -379,4 +380,6 @@ export async function finishJob(
   }
   pass.log.info("finished", { workId: work._id, fnName: work.fnName, result: result.kind });
   if (needsDelivery(delivery)) pass.deliveries.push(delivery);
+  // A schedule's run buffered behind this one (overlap "bufferOne") may start now.
+  await releaseBufferedRun(pass, work);
 }
