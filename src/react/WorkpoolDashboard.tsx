@@ -13,7 +13,15 @@ import type {
   PaginationOptions,
   PaginationResult,
 } from "convex/server";
-import type { AdminOverview, ListArgs, ListedWorkInfo, WorkId, WorkInfo } from "../client/index.js";
+import type {
+  AdminOverview,
+  ListArgs,
+  ListedWorkInfo,
+  ScheduleInfo,
+  WorkId,
+  WorkInfo,
+} from "../client/index.js";
+import type { ScheduleActions, SchedulesPage } from "./SchedulesView.js";
 import { isUnauthorizedError } from "../component/model/errors.js";
 import {
   DashboardView,
@@ -49,6 +57,10 @@ export type WorkpoolAdminApi = {
   resume: Mutation<{ key?: string }, null>;
   setKeyParallelism: Mutation<{ key: string; parallelism: number | null }, null>;
   setMaxParallelism: Mutation<{ maxParallelism: number }, null>;
+  schedules: Query<{ paginationOpts: PaginationOptions }, PaginationResult<ScheduleInfo>>;
+  pauseSchedule: Mutation<{ name: string }, boolean>;
+  resumeSchedule: Mutation<{ name: string }, boolean>;
+  runScheduleNow: Mutation<{ name: string }, WorkId | null>;
 };
 
 /** Keys a page, and jobs before "Load more", unless told. */
@@ -98,6 +110,31 @@ function useJobsAndActions(api: WorkpoolAdminApi, jobsPerPage = DEFAULT_PAGE) {
     running: useJobs(api, { state: "running" }, jobsPerPage),
     failed: useJobs(api, { outcome: "failed" }, jobsPerPage),
     actions: useDashboardActions(api),
+    schedules: useSchedules(api, jobsPerPage),
+    scheduleActions: useScheduleActions(api),
+  };
+}
+
+/** The pool's schedules, page by page (`usePaginatedQuery` of the admin `schedules`). */
+export function useSchedules(
+  api: Pick<WorkpoolAdminApi, "schedules">,
+  initialNumItems: number,
+): SchedulesPage {
+  const { results, status, loadMore } = usePaginatedQuery(api.schedules, {}, { initialNumItems });
+  return { results, status, loadMore };
+}
+
+/** The admin API's schedule mutations, as the schedules panel calls them. */
+export function useScheduleActions(
+  api: Pick<WorkpoolAdminApi, "pauseSchedule" | "resumeSchedule" | "runScheduleNow">,
+): ScheduleActions {
+  const pauseSchedule = useMutation(api.pauseSchedule);
+  const resumeSchedule = useMutation(api.resumeSchedule);
+  const runScheduleNow = useMutation(api.runScheduleNow);
+  return {
+    pauseSchedule: (name) => pauseSchedule({ name }),
+    resumeSchedule: (name) => resumeSchedule({ name }),
+    runScheduleNow: (name) => runScheduleNow({ name }),
   };
 }
 

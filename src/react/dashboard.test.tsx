@@ -17,7 +17,10 @@ import {
   formatCount,
   formatDuration,
   useDashboardActions,
+  useScheduleActions,
+  SchedulesView,
   type DashboardActions,
+  type ScheduleActions,
   type JobsPage,
   type WorkpoolAdminApi,
 } from "./index.js";
@@ -378,6 +381,73 @@ describe("WorkpoolDashboard on convex/react", () => {
       { name: "admin:resume", args: { key: "tenant-a" } },
       { name: "admin:setKeyParallelism", args: { key: "tenant-a", parallelism: null } },
       { name: "admin:setMaxParallelism", args: { maxParallelism: 4 } },
+    ]);
+  });
+});
+
+describe("the schedules panel", () => {
+  const nightly = {
+    id: "s1",
+    name: "nightly",
+    fnName: "reports:build",
+    cron: "0 3 * * *",
+    timezone: "Europe/Berlin",
+    overlap: "skip" as const,
+    catchupWindowMs: 60_000,
+    jitterMs: 0,
+    paused: false,
+    nextRunAt: Date.UTC(2026, 0, 2, 2, 0, 0),
+    lastRun: {
+      workId: "w9",
+      scheduledFor: Date.UTC(2026, 0, 1, 2, 0, 0),
+      state: "finished" as const,
+      outcome: "failed" as const,
+    },
+    counts: { enqueued: 1200, skipped: 3, missed: 1 },
+  };
+  const sweep = { ...nightly, id: "s2", name: "sweep", cron: undefined, timezone: undefined };
+  const paused = { ...sweep, name: "sweep", everyMs: 300_000, paused: true, nextRunAt: null };
+
+  it("lists schedules with their timing, next time, last outcome and counts", () => {
+    const noop = async () => null;
+    const html = renderToStaticMarkup(
+      <SchedulesView
+        page={{ results: [nightly, paused], status: "Exhausted", loadMore: () => {} }}
+        act={() => {}}
+        actions={{ pauseSchedule: noop, resumeSchedule: noop, runScheduleNow: noop }}
+      />,
+    );
+    expect(html).toContain('data-schedule="nightly"');
+    expect(html).toContain("0 3 * * * (Europe/Berlin)");
+    expect(html).toContain("02:00:00"); // next time, UTC
+    expect(html).toContain("failed (02:00:00)");
+    expect(html).toContain("1,200");
+    expect(html).toContain("every 300 s");
+    expect(html).toContain("(paused)");
+    expect(html).toContain('data-action="pause-schedule"');
+    expect(html).toContain('data-action="resume-schedule"');
+    expect(html.match(/data-action="run-schedule"/g)).toHaveLength(2);
+  });
+
+  it("sends pause, resume and run now as the admin API's schedule mutations", async () => {
+    const { client, mutations } = stubClient({});
+    let actions: ScheduleActions | undefined;
+    function Capture() {
+      actions = useScheduleActions(adminApi);
+      return null;
+    }
+    renderToStaticMarkup(
+      <ConvexProvider client={client}>
+        <Capture />
+      </ConvexProvider>,
+    );
+    await actions!.pauseSchedule("nightly");
+    await actions!.resumeSchedule("nightly");
+    await actions!.runScheduleNow("nightly");
+    expect(mutations).toEqual([
+      { name: "admin:pauseSchedule", args: { name: "nightly" } },
+      { name: "admin:resumeSchedule", args: { name: "nightly" } },
+      { name: "admin:runScheduleNow", args: { name: "nightly" } },
     ]);
   });
 });
