@@ -12,8 +12,17 @@
 import type { AdminOperation } from "convex-workpool";
 import { emailPool } from "./pools.js";
 
-/** What an operator (not an admin) may do: look, and rerun or cancel single jobs. */
-const OPERATOR_MAY: readonly AdminOperation[] = ["overview", "jobs", "job", "retry", "cancel"];
+/** What an operator (not an admin) may do: look, rerun or cancel single jobs, and run a schedule
+ * once now (pausing a schedule is an admin's, as pausing the pool is). */
+const OPERATOR_MAY: readonly AdminOperation[] = [
+  "overview",
+  "jobs",
+  "job",
+  "retry",
+  "cancel",
+  "schedules",
+  "runScheduleNow",
+];
 
 /** The emails in WORKPOOL_ADMINS (comma-separated), lower-cased. */
 function adminEmails(): string[] {
@@ -35,6 +44,10 @@ export const {
   resume,
   setKeyParallelism,
   setMaxParallelism,
+  schedules,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
 } = emailPool.adminApi({
   authorize: async (ctx, { operation }) => {
     const identity = await ctx.auth.getUserIdentity();
