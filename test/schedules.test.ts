@@ -562,14 +562,19 @@ describe("cost", () => {
     console.log("schedule fire, per time:", JSON.stringify(alone[1]));
   });
 
-  it("runs nothing between its times", async () => {
+  it("runs nothing between times, however many schedules wait", async () => {
     const t = setup();
-    await schedule(t, "idle", { everyMs: 10 * MINUTE });
-    await runFor(t, 10 * MINUTE + 30_000, STEP_MS);
-    // From 0:30 past one time to the next, no function runs for the schedule, and the pool's
+    const SCHEDULES = 100;
+    for (let i = 0; i < SCHEDULES; i++) {
+      await schedule(t, `idle-${i}`, { everyMs: 10 * MINUTE });
+    }
+    // The first time's 100 runs are done well before 13:00 (10 at once, a few steps each).
+    await runFor(t, 13 * MINUTE, STEP_MS);
+    // From 13:00 to 19:00, between two times, no function runs for any schedule, and the pool's
     // loop sleeps (the pool's own watchdog is no schedule's).
-    const seen = await recording(() => runFor(t, 9 * MINUTE, STEP_MS));
-    expect(seen.filter((s) => /schedules|mainLoop\/main/.test(s.fn))).toEqual([]);
-    expect((await getSchedule(t, "idle")).counts.enqueued).toBe(1);
+    const seen = await recording(() => runFor(t, 6 * MINUTE, STEP_MS));
+    expect(seen.filter((s) => /schedules|mainLoop\/main/.test(s.fn)).map((s) => s.fn)).toEqual([]);
+    expect((await getSchedule(t, "idle-0")).counts.enqueued).toBe(1);
+    expect(await pendingFires(t)).toHaveLength(SCHEDULES);
   });
 });

@@ -429,11 +429,37 @@ describe("the schedules panel", () => {
     expect(html.match(/data-action="run-schedule"/g)).toHaveLength(2);
   });
 
+  it("is left out, and its query not made, for an admin API without schedule functions", () => {
+    const { client, queries } = stubClient({
+      "admin:overview": () => overview(),
+      "admin:jobs": () => ({ page: [], isDone: true, continueCursor: "end" }),
+      "admin:schedules": () => ({ page: [nightly], isDone: true, continueCursor: "end" }),
+    });
+    const render = (api: WorkpoolAdminApi) =>
+      renderToStaticMarkup(
+        <ConvexProvider client={client}>
+          <WorkpoolDashboard api={api} />
+        </ConvexProvider>,
+      );
+    expect(render(adminApi)).toContain('data-schedule="nightly"');
+    const asked = queries.length;
+    // (`api.admin` is a proxy: its functions are named one by one.)
+    const { overview: o, jobs, job, retry, cancel, pause, resume } = adminApi;
+    const { setKeyParallelism, setMaxParallelism } = adminApi;
+    const before = { overview: o, jobs, job, retry, cancel, pause, resume };
+    const html = render({ ...before, setKeyParallelism, setMaxParallelism });
+    expect(html).not.toContain("Schedules");
+    expect(queries.slice(asked).map((q) => q.name)).not.toContain("admin:schedules");
+  });
+
   it("sends pause, resume and run now as the admin API's schedule mutations", async () => {
     const { client, mutations } = stubClient({});
     let actions: ScheduleActions | undefined;
+    let without: ScheduleActions | undefined | null = null;
     function Capture() {
       actions = useScheduleActions(adminApi);
+      // An admin API from before schedules: no panel, nothing to call.
+      without = useScheduleActions({});
       return null;
     }
     renderToStaticMarkup(
@@ -449,5 +475,6 @@ describe("the schedules panel", () => {
       { name: "admin:resumeSchedule", args: { name: "nightly" } },
       { name: "admin:runScheduleNow", args: { name: "nightly" } },
     ]);
+    expect(without).toBeUndefined();
   });
 });
