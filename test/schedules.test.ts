@@ -12,6 +12,7 @@ import { anyApi } from "convex/server";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { onTopLevelTransaction, installInstrumentation } from "../bench/instrument.js";
 import { internal } from "../src/component/_generated/api.js";
+import { setupDeployment } from "./deployment.js";
 import { inComponent, info, runFor, setup, type T } from "./helpers.js";
 
 const MINUTE = 60_000;
@@ -345,6 +346,31 @@ describe("exactly once per time", () => {
     await runFor(t, MINUTE + 30_000, STEP_MS);
     expect((await runsOf(t, "twice")).map((r) => r.scheduledFor - t0)).toEqual([MINUTE]);
     expect((await getSchedule(t, "twice")).counts.enqueued).toBe(1);
+  });
+
+  it("runs each time once when scheduled functions start late and in any order", async () => {
+    // The deployment-like backend (test/deployment.ts): every scheduled function, the timers and
+    // the loop's passes included, may start up to 3 s late, so functions due together run in a
+    // random order; finished timers are garbage-collected as Convex does.
+    for (const seed of [1, 2, 3]) {
+      const { t, deployment } = await setupDeployment({ seed, gcAfterMs: 30_000 });
+      const t0 = start();
+      // Created at 0:30, between times.
+      await deployment.run(MINUTE / 2, STEP_MS);
+      await schedule(t, "late", { everyMs: MINUTE, overlap: "allowAll" });
+      await schedule(t, "replaced", { cron: "* * * * *" });
+      for (let i = 0; i < 8; i++) {
+        await deployment.run(MINUTE / 2, STEP_MS);
+        await schedule(t, "replaced", { cron: "* * * * *" });
+      }
+      await deployment.run(10_000, STEP_MS);
+      const late = (await runsOf(t, "late")).map((r) => (r.scheduledFor - t0) / MINUTE);
+      expect(late, `seed ${seed}`).toEqual([1.5, 2.5, 3.5, 4.5]);
+      const replaced = (await runsOf(t, "replaced")).map((r) => (r.scheduledFor - t0) / MINUTE);
+      expect(replaced, `seed ${seed}`).toEqual([1, 2, 3, 4]);
+      expect(deployment.stats.delayedSchedules, `seed ${seed}`).toBeGreaterThan(0);
+      vi.useRealTimers();
+    }
   });
 
   it("keeps exactly one timer per waiting schedule through pause, resume and replace", async () => {
