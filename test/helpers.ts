@@ -116,6 +116,7 @@ export const COMPONENT_TABLES = [
   "enqueueCounts",
   "eventCounts",
   "wakeWatch",
+  "schedules",
 ] as const;
 
 /** Every row of every component table, and the component's scheduled functions, for before/after

@@ -27,6 +27,7 @@ import {
 } from "./mainLoop/stats.js";
 import { keyStatusOf } from "./keys.js";
 import { validateKey } from "./model/validate.js";
+import { validateScheduleName } from "./model/schedule.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
 export const MAX_LIST_PAGE = 1000;
@@ -38,6 +39,9 @@ export const MAX_LIST_PAGE = 1000;
  * across the index entries of every job that left those states.
  */
 function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
+  if (filter.schedule !== undefined) {
+    return scheduleRunsInListOrder(ctx, filter.schedule, filter, loop);
+  }
   const { key, outcome } = filter;
   const work = ctx.db.query("work");
   if (outcome !== undefined) {
@@ -69,6 +73,37 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
         .order(order);
 }
 
+/** `jobsInListOrder` for one schedule's runs (`list({ schedule })`), in the same orders. */
+function scheduleRunsInListOrder(
+  ctx: QueryCtx,
+  schedule: string,
+  { state, outcome }: ListFilter,
+  loop: Doc<"loopState"> | null,
+) {
+  const work = ctx.db.query("work");
+  if (outcome !== undefined) {
+    return work
+      .withIndex("by_scheduleOutcome", (q) =>
+        q.eq("schedule", schedule).eq("state.result.kind", outcome),
+      )
+      .order("desc");
+  }
+  if (state === undefined) {
+    return work.withIndex("by_schedule", (q) => q.eq("schedule", schedule)).order("desc");
+  }
+  const floor =
+    state === "pending"
+      ? (loop?.pendingFloor ?? 0)
+      : state === "running"
+        ? (loop?.recoveryFloor ?? 0)
+        : Number.NEGATIVE_INFINITY;
+  return work
+    .withIndex("by_scheduleState", (q) =>
+      q.eq("schedule", schedule).eq("state.kind", state).gte("listAt", floor),
+    )
+    .order(state === "finished" ? "desc" : "asc");
+}
+
 /** A page of jobs, filtered by state, outcome and key (see `jobsInListOrder` for the order). */
 export const list = query({
   args: { ...vListFilter, paginationOpts: paginationOptsValidator },
@@ -90,6 +125,12 @@ export const list = query({
       );
     }
     if (filter.key !== undefined) validateKey(filter.key);
+    if (filter.schedule !== undefined) {
+      validateScheduleName(filter.schedule, "schedule");
+      if (filter.key !== undefined) {
+        invalidArgument("schedule", "cannot be combined with key", filter.schedule);
+      }
+    }
     // Only pending and running pages start at the loop's floors; others need not re-run (as a
     // subscription) on every pass that rewrites the loop's state.
     const needsFloor =

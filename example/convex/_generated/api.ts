@@ -10,6 +10,7 @@
 
 import type * as admin from "../admin.js";
 import type * as attempts from "../attempts.js";
+import type * as digests from "../digests.js";
 import type * as emails from "../emails.js";
 import type * as http from "../http.js";
 import type * as jobs from "../jobs.js";
@@ -30,6 +31,7 @@ import { anyApi, componentsGeneric } from "convex/server";
 const fullApi: ApiFromModules<{
   admin: typeof admin;
   attempts: typeof attempts;
+  digests: typeof digests;
   emails: typeof emails;
   http: typeof http;
   jobs: typeof jobs;

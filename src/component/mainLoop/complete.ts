@@ -37,6 +37,7 @@ import { withErrorData } from "../model/outcomes.js";
 import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
 import { dueSegment, segmentForRunAt } from "../model/segments.js";
+import { releaseBufferedRun } from "./scheduleRelease.js";
 import { countEvent, recordFinish, uncountStart } from "./stats.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
@@ -464,4 +465,6 @@ export async function finishJob(
   if (result.kind === "failed") pass.log.warn("finished", { ...finished, error: result.error });
   else pass.log.info("finished", finished);
   if (needsDelivery(delivery)) pass.deliveries.push(delivery);
+  // A schedule's run buffered behind this one (overlap "bufferOne") may start now.
+  await releaseBufferedRun(pass, work);
 }

@@ -190,7 +190,8 @@ export async function inStage<T>(stage: Stage, run: () => Promise<T>): Promise<T
   try {
     return await run();
   } catch (error) {
-    throw new Error(`${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`, { cause: error });
+    // No `{ cause }`: apps compile this source with their own lib, which may predate ES2022.
+    throw new Error(`${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`);
   }
 }
 

@@ -232,6 +232,10 @@ export const vWorkInfo = v.object({
   result: v.optional(vResult),
   /** The job `retry` ran this one again as, once it did (a later retry returns the same). */
   retriedAs: v.optional(v.string()),
+  /** For a schedule's run (API-EXTENSIONS §10): the schedule's name. */
+  schedule: v.optional(v.string()),
+  /** For a schedule's run: the time it was enqueued for, before jitter (ms since epoch). */
+  scheduledFor: v.optional(v.number()),
 });
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
@@ -334,6 +338,8 @@ export const vListFilter = {
   outcome: v.optional(vResultKind),
   /** Only this key's jobs. */
   key: v.optional(v.string()),
+  /** Only this schedule's runs (not with `key`). */
+  schedule: v.optional(v.string()),
 };
 export type ListFilter = ObjectType<typeof vListFilter>;
 

@@ -14,6 +14,7 @@ import type * as chaos from "../chaos.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
+import type * as schedules from "../schedules.js";
 import type * as tasks from "../tasks.js";
 
 import type {
@@ -30,6 +31,7 @@ const fullApi: ApiFromModules<{
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;
+  schedules: typeof schedules;
   tasks: typeof tasks;
 }> = anyApi as any;
 
