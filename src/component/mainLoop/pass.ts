@@ -190,8 +190,14 @@ export async function inStage<T>(stage: Stage, run: () => Promise<T>): Promise<T
   try {
     return await run();
   } catch (error) {
-    // No `{ cause }`: apps compile this source with their own lib, which may predate ES2022.
-    throw new Error(`${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`);
+    // The cause is set as a property, not as `{ cause }`: apps compile this source with their own
+    // lib, which may predate ES2022 (tsconfig.consumer.json checks that it compiles with ES2021).
+    const failed: Error & { cause?: unknown } = new Error(
+      `${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`,
+    );
+    failed.cause = error;
+    // eslint-disable-next-line preserve-caught-error -- the cause is attached just above
+    throw failed;
   }
 }
 
