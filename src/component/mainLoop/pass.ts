@@ -196,7 +196,6 @@ export async function inStage<T>(stage: Stage, run: () => Promise<T>): Promise<T
       `${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`,
     );
     failed.cause = error;
-    // eslint-disable-next-line preserve-caught-error -- the cause is attached just above
     throw failed;
   }
 }
