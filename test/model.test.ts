@@ -217,6 +217,17 @@ const AFTER_SETTLE_MS = 70_000;
  * the recovery pass's interval and the retry. Before this, a chaos program could end with such a
  * job still running (seeds 2026112701, program 445; 2026112702, program 100). */
 const RUNNER_DEATH_SETTLE_MS = ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS + 2 * 60_000;
+/** Past its settle window (and a dead runner's recovery), a chaos program goes on while the pool
+ * makes progress (a run starts or a job finishes) at least once in this long: a backlog that a
+ * dead runner's slots held back drains only after recovery, so the two waits add up (seed
+ * 43691889, program 252: recovery at 11 minutes, then 346 jobs under a rate limit for 4 more).
+ * Longer than anything a working pool waits for without a start or a finish: a slow task's run
+ * (up to its 5-minute timeout), the watchdog's and the report-lost windows (1 minute). */
+const PROGRESS_WINDOW_MS = SLOW_TASK_TIMEOUT_MS + 60_000;
+/** The most a chaos program goes on past its settle window while the pool makes progress: a
+ * pool that starts and finishes something now and then but never drains is a violation, not a
+ * program to wait for. An hour is four times the longest drain measured past the window. */
+const PROGRESS_CAP_MS = 60 * 60_000;
 /** How long a task batch's drawn pause is held within its step: past a model task's longest run
  * (3 s), so that a task an executor held unstarted would have a free slot to start in. */
 const PAUSE_HOLD_MS = 4_000;
@@ -518,6 +529,14 @@ const runsStartedBetween = (before: WorkRow[], after: WorkRow[]) => {
     .map((w) => `${w._id}: ${was.get(w._id) ?? 0}→${runsStarted(w)}`);
 };
 
+/** How far the pool got with its jobs: runs started (a job ending with a success takes its run
+ * back) and jobs finished. Any change is progress. */
+const progressOf = (rows: WorkRow[]) => {
+  const started = rows.reduce((sum, w) => sum + runsStarted(w), 0);
+  const finished = rows.filter((w) => w.state.kind === "finished").length;
+  return `${started} started, ${finished} finished`;
+};
+
 /** Jobs holding their key's slot: running, or waiting out a retry's backoff or a snooze. */
 const holdingSlot = (w: WorkRow) =>
   w.state.kind === "running" ||
@@ -552,6 +571,14 @@ function predictedKind(job: ModelJob): "success" | "failed" {
   if (job.failTimes === 0) return returns;
   if (failsForGood(job)) return "failed";
   return job.failTimes < maxAttemptsOf(job) ? returns : "failed";
+}
+
+/** The starts the job makes if nothing cancels or kills it: its snoozes, then its attempts (up
+ * to the one that succeeds, the first that fails for good, or its last). */
+function startsOf(job: JobSpec): number {
+  const maxAttempts = isActionLike(job.kind) && job.retry ? MAX_ATTEMPTS : 1;
+  const attempts = failsForGood(job) ? 1 : Math.min(job.failTimes + 1, maxAttempts);
+  return job.snoozeTimes + attempts;
 }
 
 function maxAttemptsOf(job: ModelJob): number {
@@ -1567,15 +1594,33 @@ async function runOn(
     // watchdog's restart).
     const lastDue = Math.max(Date.now(), ...jobs.map((job) => job.dueAt));
     // Time to drain a backlog that a rate limit or a low limit holds back (jobs run ≤ 1.2 s, but
-    // tasks, which SETTLE_MS leaves room for).
+    // tasks, which SETTLE_MS leaves room for), by the starts its jobs make: each retry and
+    // snooze is a start of its own, charged to the rate limit and waiting behind the backlog.
+    const starts = jobs.reduce((sum, job) => sum + startsOf(job), 0);
     const drainMs =
-      jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
+      starts * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
     const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
-    // A dead action runner's jobs wait minutes for recovery: coarser steps cost less real time.
-    while (Date.now() < runnerDiedAt + RUNNER_DEATH_SETTLE_MS && (await outstanding())) {
+    // Past the window: a dead action runner's jobs wait minutes for recovery, and only then may
+    // the backlog their slots held back drain. Go on through the recovery, then while the pool
+    // makes progress, up to a cap; liveness is checked at every step. Coarser steps cost less
+    // real time.
+    const progressCap = Date.now() + PROGRESS_CAP_MS;
+    let progress = progressOf(await workRows());
+    let progressAt = Date.now();
+    while (
+      Date.now() < progressCap &&
+      (Date.now() < runnerDiedAt + RUNNER_DEATH_SETTLE_MS ||
+        Date.now() - progressAt < PROGRESS_WINDOW_MS) &&
+      (await outstanding())
+    ) {
       await runSteps(10_000, 2_000);
+      const now = progressOf(await workRows());
+      if (now !== progress) {
+        progress = now;
+        progressAt = Date.now();
+      }
     }
     await runSteps(AFTER_SETTLE_MS, 5_000);
     markFaulted();
