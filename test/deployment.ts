@@ -389,6 +389,12 @@ export class Deployment {
     this.armed = fault;
   }
 
+  /** Drops the fault armed, if any (a `commitFailsFor` window closes now). */
+  disarm(): void {
+    this.armed = undefined;
+    this.failingUntil = undefined;
+  }
+
   /** The fault armed and not yet fired, if any. */
   get pending(): Fault | undefined {
     return this.armed;

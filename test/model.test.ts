@@ -119,6 +119,7 @@ import {
 } from "./deployment.js";
 import { step as clockStep } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
+import { installIndexedRanges } from "./indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
 
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
@@ -129,6 +130,12 @@ const RUNS = Number(
 );
 /** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 300 in test:slow; none in a
  * plain run with FUZZ_RUNS set. */
+/** The longest a `failedDeliveries` load keeps its deliverers failing while its jobs finish (a
+ * rate limit of 8 starts a second finishes 1,500 jobs in about 3 minutes). */
+const FAILED_DELIVERIES_WINDOW_MS = 3 * 60_000;
+/** How long a `failedDeliveries` load runs the clock past its window: the jobs' passes, the
+ * delivery check's 5 s, and its retry. */
+const FAILED_DELIVERIES_RUN_ON_MS = 15_000;
 /** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
 const FAULT_AFTER_BULK_MS = 300;
 const CHAOS_RUNS =
@@ -1226,6 +1233,7 @@ async function runOn(
                 returnBytes: undefined,
                 errorBytes: step.failWithBytes,
               },
+        ...(refused === "result" ? { refusedReturn: true } : {}),
         id,
         key,
         canceled: false,
@@ -1260,8 +1268,9 @@ async function runOn(
   };
   /** A heavy load's bulk of `n` jobs, in mutations of HEAVY_JOBS_PER_MUTATION. */
   const enqueueHeavy = async (n: number, options: Partial<Bulk> & { kind: Bulk["kind"] }) => {
+    const ids: string[] = [];
     for (let done = 0; done < n; done += HEAVY_JOBS_PER_MUTATION) {
-      await enqueueBulk({
+      const chunk = await enqueueBulk({
         op: "bulk",
         n: Math.min(HEAVY_JOBS_PER_MUTATION, n - done),
         firstDelayMs: 0,
@@ -1276,7 +1285,9 @@ async function runOn(
           ? {}
           : { poolKeyPrefix: `${options.poolKeyPrefix}${done}-` }),
       });
+      ids.push(...chunk);
     }
+    return ids;
   };
 
   for (const step of ops) {
@@ -1662,14 +1673,28 @@ async function runOn(
       case "fault":
         armFault(step.fault);
         break;
-      case "failedDeliveries":
-        // A hundred finishing per pass fill delivery rows of 50 callbacks; then every deliverer
-        // fails for a while, so the delivery check meets thousands of callbacks to deliver again
-        // (review 2026-11-27 H1). Armed whatever else is armed: the window is the draw.
-        await enqueueHeavy(step.n, { kind: "mutation", maxParallelism: 100 });
-        deployment?.arm({ kind: "commitFailsFor", fn: "deliver", ms: step.failForMs });
+      case "failedDeliveries": {
+        // A hundred finishing per pass fill delivery rows of 50 callbacks, while every deliverer
+        // fails, so the delivery check meets thousands of callbacks to deliver again (review
+        // 2026-11-27 H1). Armed whatever else is armed: the window is the draw. It stays open
+        // for `failForMs` and until the load's jobs have finished, up to
+        // FAILED_DELIVERIES_WINDOW_MS; then the clock runs on until the delivery check (5 s
+        // after) has met the failed rows. (A later operation arming a fault would otherwise take
+        // the window's place.)
+        const ids = new Set(await enqueueHeavy(step.n, { kind: "mutation", maxParallelism: 100 }));
+        deployment?.arm({ kind: "commitFailsFor", fn: "deliver", ms: FAILED_DELIVERIES_WINDOW_MS });
         totals.faultsArmed++;
+        const windowEnd = Date.now() + FAILED_DELIVERIES_WINDOW_MS;
+        const windowMin = Date.now() + step.failForMs;
+        const running = async () =>
+          (await workRows()).some((w) => ids.has(w._id) && w.state.kind !== "finished");
+        while (Date.now() < windowMin || (Date.now() < windowEnd && (await running()))) {
+          await runSteps(1_000, 500);
+        }
+        deployment?.disarm();
+        await runSteps(FAILED_DELIVERIES_RUN_ON_MS, 500);
         break;
+      }
       case "massCancel":
         // Thousands due in a minute, all canceled by one cancelAll.
         await enqueueHeavy(step.n, {
@@ -2037,6 +2062,10 @@ async function assertWithinLimit<Ts extends [unknown, ...unknown[]]>(
   }
 }
 
+/** `FUZZ_HEAVY=0`: no heavy loads (the programs of a seed as before they existed, e.g. to compare
+ * speed with a run of then). */
+const NO_HEAVY = process.env.FUZZ_HEAVY === "0";
+
 /** A chaos program: its operations (with a heavy load among them, if drawn and `heavy`), its rate
  * limit and its backend's seed. The heavy load is drawn last, so that the programs of a seed are
  * those drawn before heavy loads existed; `taskWeight` is the scale's (a replay passes the one
@@ -2050,9 +2079,15 @@ const chaosProgramOf = (taskWeight: number, heavy: boolean) =>
       heavyDraw,
     )
     .map(([ops, rateLimit, seed, load]) => {
-      if (!heavy || load === undefined) return { ops, rateLimit, seed };
+      if (!heavy || NO_HEAVY || load === undefined) return { ops, rateLimit, seed };
       const at = load.at % (ops.length + 1);
-      return { ops: [...ops.slice(0, at), load.load, ...ops.slice(at)], rateLimit, seed };
+      return {
+        ops: [...ops.slice(0, at), load.load, ...ops.slice(at)],
+        // Failed deliveries meet the limits only if thousands of jobs finish while the
+        // deliverers fail: under a rate limit of a few starts a second they would take an hour.
+        rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
+        seed,
+      };
     });
 
 /**
@@ -2111,6 +2146,7 @@ describe("model-based", () => {
       "seed $seed, program $path: $what",
       async ({ seed, path, taskWeight, heavy }) => {
         installFastTables();
+        installIndexedRanges();
         let ran = 0;
         await fc.assert(
           fc.asyncProperty(chaosProgramOf(taskWeight, heavy), async (program) => {
@@ -2156,6 +2192,7 @@ describe("model-based", () => {
       // test/fastTables.test.ts): a bulk enqueue's 1,500 jobs would otherwise make every query
       // walk the whole history.
       installFastTables();
+      installIndexedRanges();
       // The summary prints even when the run is cut short (PROPERTY_TIME_LIMIT_MS): a campaign's
       // violations are not lost with it.
       const summarize = () => {
