@@ -130,6 +130,9 @@ const RUNS = Number(
 );
 /** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 300 in test:slow; none in a
  * plain run with FUZZ_RUNS set. */
+/** The maxParallelism of a `failedDeliveries` load: hundreds finishing together, so that the
+ * loop's passes fill delivery rows of 50 callbacks (the backend's late starts spread them). */
+const FAILED_DELIVERIES_PARALLELISM = 200;
 /** The longest a `failedDeliveries` load keeps its deliverers failing while its jobs finish (a
  * rate limit of 8 starts a second finishes 1,500 jobs in about 3 minutes). */
 const FAILED_DELIVERIES_WINDOW_MS = 3 * 60_000;
@@ -1674,14 +1677,19 @@ async function runOn(
         armFault(step.fault);
         break;
       case "failedDeliveries": {
-        // A hundred finishing per pass fill delivery rows of 50 callbacks, while every deliverer
+        // Hundreds finishing per pass fill delivery rows of 50 callbacks, while every deliverer
         // fails, so the delivery check meets thousands of callbacks to deliver again (review
         // 2026-11-27 H1). Armed whatever else is armed: the window is the draw. It stays open
         // for `failForMs` and until the load's jobs have finished, up to
         // FAILED_DELIVERIES_WINDOW_MS; then the clock runs on until the delivery check (5 s
         // after) has met the failed rows. (A later operation arming a fault would otherwise take
         // the window's place.)
-        const ids = new Set(await enqueueHeavy(step.n, { kind: "mutation", maxParallelism: 100 }));
+        const ids = new Set(
+          await enqueueHeavy(step.n, {
+            kind: "mutation",
+            maxParallelism: FAILED_DELIVERIES_PARALLELISM,
+          }),
+        );
         deployment?.arm({ kind: "commitFailsFor", fn: "deliver", ms: FAILED_DELIVERIES_WINDOW_MS });
         totals.faultsArmed++;
         const windowEnd = Date.now() + FAILED_DELIVERIES_WINDOW_MS;
