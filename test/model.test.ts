@@ -54,7 +54,13 @@
  * delays) while the pool has work. A chaos run does not stop at the first violation: it counts
  * them, prints `fuzz: N programs, V violations` and how to replay each (FUZZ_PATH is the program's
  * index; a replay shrinks it, or with `FUZZ_NO_SHRINK=1` stops at the failure and prints the
- * program's operations).
+ * program's operations). One chaos program in 20 also draws a heavy load that meets Convex's count
+ * limits (test/chaosProgram.ts `heavyLoad`: failed deliveries of thousands of callbacks, a
+ * cancelAll of thousands, thousands of keys paused, field names Convex refuses), and a run prints
+ * the transactions each limit refused, by draw. `FUZZ_SHARD=k/N` runs the k-th of N shards of a
+ * campaign (programs numbered as in one run), `FUZZ_LIST=1` lists programs without running them,
+ * `FUZZ_HEAVY=0` leaves heavy loads out, and `FUZZ_REPLAYS=1` (or the slow tier) replays the
+ * programs in CHAOS_REPLAYS.
  */
 import fc from "fast-check";
 import { anyApi } from "convex/server";
