@@ -257,10 +257,6 @@ const RUNNER_DEATH_SETTLE_MS = ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS + 2 * 60
  * Longer than anything a working pool waits for without a start or a finish: a slow task's run
  * (up to its 5-minute timeout), the watchdog's and the report-lost windows (1 minute). */
 const PROGRESS_WINDOW_MS = SLOW_TASK_TIMEOUT_MS + 60_000;
-/** The most a chaos program goes on past its settle window while the pool makes progress: a
- * pool that starts and finishes something now and then but never drains is a violation, not a
- * program to wait for. An hour is four times the longest drain measured past the window. */
-const PROGRESS_CAP_MS = 60 * 60_000;
 /** How long a task batch's drawn pause is held within its step: past a model task's longest run
  * (3 s), so that a task an executor held unstarted would have a free slot to start in. */
 const PAUSE_HOLD_MS = 4_000;
@@ -1812,17 +1808,20 @@ async function runOn(
     const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
-    // Past the window: a dead action runner's jobs wait minutes for recovery, and only then may
-    // the backlog their slots held back drain. Go on through the recovery, then while the pool
-    // makes progress, up to a cap; liveness is checked at every step. Coarser steps cost less
-    // real time.
-    const progressCap = Date.now() + PROGRESS_CAP_MS;
+    // Past the window, after an action runner's death: its jobs wait minutes for recovery, and
+    // only then may the backlog their slots held back drain. Go on through the recovery, then
+    // while the pool makes progress, for at most the window's own drain and settle time counted
+    // from the recovery; liveness is checked at every step. Without a death there is no
+    // extension: a pool that drains, but slower than its rate limit allows, must fail the
+    // window (seed 43691889, program 643). Coarser steps cost less real time.
+    const recoveredAt = runnerDiedAt > 0 ? runnerDiedAt + RUNNER_DEATH_SETTLE_MS : 0;
+    const progressCap =
+      runnerDiedAt > 0 ? Math.max(deadline, recoveredAt) + drainMs + SETTLE_MS : deadline;
     let progress = progressOf(await workRows());
     let progressAt = Date.now();
     while (
       Date.now() < progressCap &&
-      (Date.now() < runnerDiedAt + RUNNER_DEATH_SETTLE_MS ||
-        Date.now() - progressAt < PROGRESS_WINDOW_MS) &&
+      (Date.now() < recoveredAt || Date.now() - progressAt < PROGRESS_WINDOW_MS) &&
       (await outstanding())
     ) {
       await runSteps(10_000, 2_000);
