@@ -216,6 +216,9 @@ type Op =
   | { op: "cancelUnknown" }
   | { op: "cancelAll" }
   | { op: "config"; maxParallelism: number }
+  // The operator's maxParallelism (`pool.setMaxParallelism`): in force over the clients' value
+  // while set, whatever they pass; null clears it.
+  | { op: "operator"; maxParallelism: number | null }
   | { op: "kill"; index: number }
   /** A task of an executor that fails at every start (its function removed by a deploy, or
    * crashing as it starts): it must end, failed and naming the executor, in bounded time. */
@@ -387,6 +390,7 @@ const plainOps = (
       maxParallelism: fc.nat({ max: 4 }),
     }),
   },
+
   {
     weight: 3,
     arbitrary: fc.record({ op: fc.constant("kill" as const), index: fc.nat({ max: 20 }) }),
@@ -808,9 +812,9 @@ async function runOn(
 ) {
   const chaos = deployment !== undefined;
   await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
-  vi.spyOn(console, "warn").mockImplementation(() => {});
-  // What the loop did, at the time of the pass that did it (its DEBUG and INFO lines): every
-  // attempt it started, every retry and every finish.
+  // What the loop did, at the time of the pass that did it (its DEBUG, INFO and WARN lines: a
+  // job's final failure is a WARN "finished"): every attempt it started, every retry and every
+  // finish.
   const startTimes: number[] = [];
   const events: LoggedEvent[] = [];
   const record = (event: LoggedEvent) => {
@@ -846,6 +850,7 @@ async function runOn(
   };
   vi.spyOn(console, "info").mockImplementation(hear);
   vi.spyOn(console, "debug").mockImplementation(hear);
+  vi.spyOn(console, "warn").mockImplementation(hear);
   // Killed runners end failed; convex-test logs each as an error. They are expected here (the
   // backend keeps a failed scheduled function's message for its record).
   vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
@@ -856,7 +861,11 @@ async function runOn(
   const jobs: ModelJob[] = [];
   const doomed = new Set<string>();
   failCompletionInserts((row) => doomed.has(`${row.workId}#${row.attempt}`));
+  /** The clients' maxParallelism (what enqueues and `config` pass). */
   let limit = 10;
+  /** The operator's (`setMaxParallelism`), in force over the clients' while set. */
+  let operatorLimit: number | null = null;
+  const inForce = () => operatorLimit ?? limit;
   let ceiling = limit;
   let n = 0;
   // Keys: limits set (default 1), the ceilings a lowered limit leaves, pauses.
@@ -1126,7 +1135,8 @@ async function runOn(
   const checkOperatorView = async (rows: WorkRow[]) =>
     (chaos && rows.length > OPERATOR_VIEW_MAX_ROWS) ||
     (await checkInspection(t, rows as unknown as InspectedRow[], {
-      maxParallelism: limit,
+      maxParallelism: inForce(),
+      operatorMaxParallelism: operatorLimit,
       paused: poolPaused,
       events,
       dueAt: new Map(jobs.map((job) => [job.id, job.dueAt])),
@@ -1172,7 +1182,7 @@ async function runOn(
     await checkOperatorView(rows);
     const running = rows.filter((w) => w.state.kind === "running").length;
     // After the limit is lowered, jobs already running may finish; nothing new may start.
-    ceiling = Math.max(limit, Math.min(ceiling, running));
+    ceiling = Math.max(inForce(), Math.min(ceiling, running));
     expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
     // The same for the handlers themselves (review 2026-11-26 M2: an executor held more than it
     // could start): those running now, less those past their timeout (abandoned by design).
@@ -1557,6 +1567,11 @@ async function runOn(
         await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
         break;
       }
+      case "operator": {
+        operatorLimit = step.maxParallelism;
+        await callPool(t, "setMaxParallelism", [operatorLimit]);
+        break;
+      }
       case "kill": {
         // The runner of one running job (chosen by index) dies without reporting: every write of
         // its current attempt's completion fails, so its worker ends failed and unreported. A
@@ -1782,6 +1797,10 @@ async function runOn(
   }
 
   // Quiescence: let everything finish (resume the pool and every key if paused).
+  if (operatorLimit !== null) {
+    operatorLimit = null;
+    await callPool(t, "setMaxParallelism", [null]);
+  }
   if (limit === 0) {
     limit = 10;
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
@@ -2089,29 +2108,51 @@ async function assertWithinLimit<Ts extends [unknown, ...unknown[]]>(
  * speed with a run of then). */
 const NO_HEAVY = process.env.FUZZ_HEAVY === "0";
 
-/** A chaos program: its operations (with a heavy load among them, if drawn and `heavy`), its rate
- * limit and its backend's seed. The heavy load is drawn last, so that the programs of a seed are
- * those drawn before heavy loads existed; `taskWeight` is the scale's (a replay passes the one
- * its program was found at). */
-const chaosProgramOf = (taskWeight: number, heavy: boolean) =>
+/** The operator's maxParallelism set (or cleared) at one place of a chaos program, in about one
+ * program in three: drawn after the rest, so that the programs of a seed found before it existed
+ * stay as they were. Convex-side it is `pool.setMaxParallelism`, in force over the clients'
+ * value (issue 37). */
+const operatorDraw = fc.option(
+  fc.record({ at: fc.nat(), maxParallelism: fc.option(fc.nat({ max: 4 }), { nil: null }) }),
+  { nil: undefined, freq: 2 },
+);
+
+/** A chaos program: its operations (with a heavy load among them, if drawn and `heavy`, and the
+ * operator's maxParallelism, if drawn and `operator`), its rate limit and its backend's seed. Both
+ * are drawn last, so that the programs of a seed are those drawn before they existed (a replay in
+ * CHAOS_REPLAYS says which its campaign drew); `taskWeight` is the scale's (a replay passes the
+ * one its program was found at). */
+const chaosProgramOf = (taskWeight: number, heavy: boolean, operator: boolean = heavy) =>
   fc
     .tuple(
       fc.array(chaosOpOf(taskWeight), { minLength: 1, maxLength: 12 }),
       rateLimitArb(),
       fc.nat(),
       heavyDraw,
+      operatorDraw,
     )
-    .map(([ops, rateLimit, seed, load]) => {
-      if (!heavy || NO_HEAVY || load === undefined) return { ops, rateLimit, seed };
-      const at = load.at % (ops.length + 1);
-      return {
-        ops: [...ops.slice(0, at), load.load, ...ops.slice(at)],
-        // Failed deliveries meet the limits only if thousands of jobs finish while the
-        // deliverers fail: under a rate limit of a few starts a second they would take an hour.
-        rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
-        seed,
-      };
+    .map(([ops, rateLimit, seed, load, setting]) => {
+      const withHeavy =
+        !heavy || NO_HEAVY || load === undefined
+          ? { ops, rateLimit, seed }
+          : {
+              ops: insertAt(ops, load.at, load.load),
+              // Failed deliveries meet the limits only if thousands of jobs finish while the
+              // deliverers fail: under a rate limit of a few starts a second they would take an
+              // hour.
+              rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
+              seed,
+            };
+      if (!operator || setting === undefined) return withHeavy;
+      const set: Op = { op: "operator", maxParallelism: setting.maxParallelism };
+      return { ...withHeavy, ops: insertAt(withHeavy.ops, setting.at, set) };
     });
+
+/** `ops` with `op` inserted at `at` (taken modulo the places there are). */
+function insertAt<O>(ops: O[], at: number, op: O): O[] {
+  const place = at % (ops.length + 1);
+  return [...ops.slice(0, place), op, ...ops.slice(place)];
+}
 
 /**
  * A campaign in shards: `FUZZ_SHARD=k/N` runs programs (k-1)·FUZZ_RUNS to k·FUZZ_RUNS - 1 of the
@@ -2136,6 +2177,8 @@ const CHAOS_REPLAYS: Array<{
   path: string;
   taskWeight: number;
   heavy: boolean;
+  /** Whether its campaign drew the operator's maxParallelism (none before issue 37). */
+  operator?: boolean;
   what: string;
 }> = [
   {
@@ -2167,15 +2210,18 @@ describe("model-based", () => {
   describe.runIf(FULL_SCALE || process.env.FUZZ_REPLAYS === "1")("chaos replays", () => {
     it.each(CHAOS_REPLAYS)(
       "seed $seed, program $path: $what",
-      async ({ seed, path, taskWeight, heavy }) => {
+      async ({ seed, path, taskWeight, heavy, operator }) => {
         installFastTables();
         installIndexedRanges();
         let ran = 0;
         await fc.assert(
-          fc.asyncProperty(chaosProgramOf(taskWeight, heavy), async (program) => {
-            ran++;
-            await runProgram(program.ops, program.rateLimit, { seed: program.seed });
-          }),
+          fc.asyncProperty(
+            chaosProgramOf(taskWeight, heavy, operator ?? false),
+            async (program) => {
+              ran++;
+              await runProgram(program.ops, program.rateLimit, { seed: program.seed });
+            },
+          ),
           { numRuns: 1, seed, path, endOnFailure: true },
         );
         expect(ran, "programs replayed").toBe(1);
