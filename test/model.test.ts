@@ -2108,8 +2108,8 @@ async function assertWithinLimit<Ts extends [unknown, ...unknown[]]>(
  * speed with a run of then). */
 const NO_HEAVY = process.env.FUZZ_HEAVY === "0";
 
-/** The operator's maxParallelism set (or cleared) at one place of a chaos program, in about one
- * program in three: drawn after the rest, so that the programs of a seed found before it existed
+/** The operator's maxParallelism set (or cleared) at one place of a chaos program without a heavy
+ * load, in about one program in three: drawn after the rest, so that the programs of a seed found before it existed
  * stay as they were. Convex-side it is `pool.setMaxParallelism`, in force over the clients'
  * value (issue 37). */
 const operatorDraw = fc.option(
@@ -2143,7 +2143,9 @@ const chaosProgramOf = (taskWeight: number, heavy: boolean, operator: boolean = 
               rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
               seed,
             };
-      if (!operator || setting === undefined) return withHeavy;
+      // Not beside a heavy load: a low operator's value would hold its thousands of jobs back
+      // from the limits the load is drawn to meet.
+      if (!operator || setting === undefined || withHeavy.ops !== ops) return withHeavy;
       const set: Op = { op: "operator", maxParallelism: setting.maxParallelism };
       return { ...withHeavy, ops: insertAt(withHeavy.ops, setting.at, set) };
     });
