@@ -2197,6 +2197,13 @@ const CHAOS_REPLAYS: Array<{
     heavy: false,
     what: "executors under a rate limit hand tasks back (issue 36, pool)",
   },
+  {
+    seed: 43691889,
+    path: "213",
+    taskWeight: 1,
+    heavy: true,
+    what: "1,444 callbacks whose deliverer fails: the delivery check's splits over 1,000 schedules (review 2026-11-27 H1)",
+  },
 ];
 
 const rateLimitArb = () =>
