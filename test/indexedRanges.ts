@@ -18,10 +18,12 @@
  * Owns: the patch (installed once, over bench/fastTables.ts's if that is installed, through the
  * same AsyncLocalStorage hook). Never changes what a query returns or what it counts.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { compareValues, jsonToConvex, type Value } from "convex/values";
-import { isConvexGlobal } from "../bench/instrument.js";
-import { patchDatabasePrototype, tableOfId } from "../bench/fastTables.js";
+import {
+  patchDatabasePrototype,
+  patchEachBackendDatabase,
+  tableOfId,
+} from "../bench/fastTables.js";
 
 type Doc = Record<string, unknown> & { _id: string };
 type Db = {
@@ -248,14 +250,5 @@ export async function withoutIndexedRanges<T>(fn: () => Promise<T>): Promise<T> 
 export function installIndexedRanges(): void {
   if (installed) return;
   installed = true;
-  const alsProto = AsyncLocalStorage.prototype as any;
-  const run = alsProto.run;
-  alsProto.run = function (this: unknown, store: any, ...rest: unknown[]) {
-    if (isConvexGlobal(store)) {
-      for (const component of Object.values(store.components ?? {}) as Array<{ db?: object }>) {
-        if (component.db) patchIndexedRanges(Object.getPrototypeOf(component.db));
-      }
-    }
-    return run.call(this, store, ...rest);
-  };
+  patchEachBackendDatabase(patchIndexedRanges);
 }
