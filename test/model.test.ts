@@ -817,7 +817,12 @@ async function runOn(
   // finish.
   const startTimes: number[] = [];
   const events: LoggedEvent[] = [];
+  /** Every "started" line, a hand-over later undone too: when the loop took each job out of the
+   * line, which is what the start order is checked on (a task taken back from a dead executor
+   * left the line when it was handed over, and keeps its place when it comes back). */
+  const leftTheLine: LoggedEvent[] = [];
   const record = (event: LoggedEvent) => {
+    if (event.kind === "started") leftTheLine.push(event);
     if (event.kind === "startUndone") {
       // A task its executor gave back unstarted: that hand-over was no attempt (not counted by
       // `stats`, refunded to the rate limit), so its "started" line goes.
@@ -1987,11 +1992,12 @@ async function runOn(
   const before = (a: ModelJob, b: ModelJob) =>
     level(a) - level(b) || a.dueAt - b.dueAt || a.seq - b.seq;
   // When the loop first started each job, and in what order: its DEBUG "started" line, logged by
-  // the pass that started it, at the pass's time. (Not when the job's code first ran: a worker can
-  // run late, after the loop started later jobs by the rules, e.g. while a module loads during a
-  // coarse step of the virtual clock.)
+  // the pass that started it, at the pass's time, kept even if that start was undone later (a
+  // task given back untaken). (Not when the job's code first ran: a worker can run late, after
+  // the loop started later jobs by the rules, e.g. while a module loads during a coarse step of
+  // the virtual clock.)
   const loopStarts = new Map<string, { at: number; order: number }>();
-  events.forEach((event, order) => {
+  leftTheLine.forEach((event, order) => {
     if (event.kind === "started" && event.workId !== undefined && !loopStarts.has(event.workId))
       loopStarts.set(event.workId, { at: event.at, order });
   });
