@@ -94,6 +94,7 @@ import { FULL_SCALE, scaled } from "./scale.js";
 import { valueSizeBytes } from "../src/component/model/valueMeasure.js";
 import { CANCEL_ABORT_BOUND_MS, EXECUTOR_BUDGET_MS } from "../src/component/runners/batchRun.js";
 import { ACTION_LIMIT_MS, CHILD_ACTION_MARGIN_MS } from "../src/component/mainLoop/recovery.js";
+import { DELIVERY_CHECK_MS } from "../src/component/runners/deliver.js";
 import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest, nestedOf, valueOf } from "./app/chaos.js";
@@ -145,6 +146,10 @@ const FAILED_DELIVERIES_WINDOW_MS = 3 * 60_000;
 /** How long a `failedDeliveries` load runs the clock past its window: the jobs' passes, the
  * delivery check's 5 s, and its retry. */
 const FAILED_DELIVERIES_RUN_ON_MS = 15_000;
+/** How long before a delivery outage a job may have finished and still had its deliverer run in
+ * it: the deployment backend starts a scheduled function up to 3 s late, and the loop's pass
+ * that hands the callback over may come a few seconds after the job's outcome. */
+const OUTAGE_LATE_DELIVERY_MS = 10_000;
 /** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
 const FAULT_AFTER_BULK_MS = 300;
 const CHAOS_RUNS =
@@ -544,6 +549,8 @@ type WorkRow = {
     executorId?: string;
     /** When the current attempt started (was handed to its runner). */
     startedAt?: number;
+    /** When a finished job finished. */
+    finishedAt?: number;
   };
 };
 
@@ -660,7 +667,13 @@ const newTotals = () => ({
   refused: 0,
   retries: 0,
   faultsArmed: 0,
-  faultsFired: { commitFails: 0, passThrows: 0, actionDies: 0 } as Record<Fault["kind"], number>,
+  faultsFired: { commitFails: 0, passThrows: 0, actionDies: 0, commitFailsFor: 0 } as Record<
+    Fault["kind"],
+    number
+  >,
+  /** Callbacks recorded as failed, not called, because every deliverer failed while their job
+   * finished (a `failedDeliveries` load's window). */
+  callbacksLostInOutages: 0,
   /** Of the `actionDies` faults fired, those that hit an executor. */
   executorFaultsFired: 0,
   poolFailures: 0,
@@ -702,7 +715,8 @@ afterAll(() => {
         `fired ${fired.join(", ")} (${c.executorFaultsFired} in executors); ` +
         `${c.poolFailures} pool transactions rolled back, ` +
         `${c.delayedSchedules} schedules started late, ${c.gcDeleted} scheduled-function rows ` +
-        `collected, ${c.limitErrors} writes refused by a limit; ` +
+        `collected, ${c.limitErrors} writes refused by a limit, ` +
+        `${c.callbacksLostInOutages} callbacks recorded as failed in delivery outages; ` +
         `${Math.round(c.virtualMs / 60_000)} virtual minutes`,
     );
   }
@@ -924,6 +938,10 @@ async function runOn(
     )) !== null;
   // Chaos programs read the rows directly (deployment.documents): with large values in them, a
   // transaction reading every job would pass Convex's 16 MiB.
+  /** When every deliverer failed (a `failedDeliveries` load): a callback whose job finished then
+   * may have failed all of its SOLO_DELIVERY_ATTEMPTS, and is then recorded as failed
+   * (`deliveryStats`), not called, by design. */
+  const deliveryOutages: Array<{ from: number; to: number }> = [];
   const workRows = async () =>
     deployment
       ? (deployment.documents("work") as WorkRow[])
@@ -1723,6 +1741,8 @@ async function runOn(
           }),
         );
         deployment?.arm({ kind: "commitFailsFor", fn: "deliver", ms: FAILED_DELIVERIES_WINDOW_MS });
+        const outage = { from: Date.now(), to: Date.now() + FAILED_DELIVERIES_WINDOW_MS };
+        deliveryOutages.push(outage);
         totals.faultsArmed++;
         const windowEnd = Date.now() + FAILED_DELIVERIES_WINDOW_MS;
         const windowMin = Date.now() + step.failForMs;
@@ -1732,6 +1752,7 @@ async function runOn(
           await runSteps(1_000, 500);
         }
         deployment?.disarm();
+        outage.to = Date.now();
         await runSteps(FAILED_DELIVERIES_RUN_ON_MS, 500);
         break;
       }
@@ -1870,11 +1891,39 @@ async function runOn(
     await checkOperatorView(await workRows());
   }
   const all = await completions(t);
+  // Callbacks of jobs that finished while every deliverer failed may be recorded as failed
+  // instead of called (see deliveryOutages): each such job then has no call, and the pool
+  // recorded delivery failures.
+  const finishedRows = (await workRows()).filter((w) => w.state.kind === "finished");
+  const recordedFailures =
+    (await inComponent(t, async (ctx: any) => await ctx.db.query("deliveryStats").first()))
+      ?.failures ?? 0;
+  const mayBeLost = new Set(
+    finishedRows
+      .filter((w) =>
+        deliveryOutages.some(
+          (o) =>
+            w.state.finishedAt !== undefined &&
+            w.state.finishedAt >= o.from - OUTAGE_LATE_DELIVERY_MS &&
+            w.state.finishedAt <= o.to + DELIVERY_CHECK_MS,
+        ),
+      )
+      .map((w) => w._id as string),
+  );
+  /** Expects one onComplete call of `id`, or none if an outage may have lost it; false if none. */
+  const calledOnce = (id: string, calls: unknown[], what: string): boolean => {
+    if (calls.length === 0 && mayBeLost.has(id) && recordedFailures > 0) {
+      totals.callbacksLostInOutages++;
+      return false;
+    }
+    expect(calls, `onComplete calls of ${what}`).toHaveLength(1);
+    return true;
+  };
   // A task whose executor always fails ends (review 2026-11-26 H3): once, failed naming the
   // executor (or canceled, by a cancelAll).
   for (const id of brokenTasks) {
     const calls = all.filter((c) => c.workId === id);
-    expect(calls, `onComplete calls of the broken executor's task ${id}`).toHaveLength(1);
+    if (!calledOnce(id, calls, `the broken executor's task ${id}`)) continue;
     if (calls[0].result.kind === "failed") {
       expect(calls[0].result.error).toMatch(/failed before it started the task/);
     } else {
@@ -1887,7 +1936,7 @@ async function runOn(
   // only after a cancelAll.
   for (const task of slowTasks) {
     const calls = all.filter((c) => c.workId === task.id);
-    expect(calls, `onComplete calls of the slow task ${task.key}`).toHaveLength(1);
+    if (!calledOnce(task.id, calls, `the slow task ${task.key}`)) continue;
     const runs = taskRuns.get(task.key) ?? [];
     const batchStart = Math.min(
       ...task.batch.flatMap((key) => taskRuns.get(key) ?? []).map((r) => r.start),
@@ -1934,7 +1983,7 @@ async function runOn(
       expect(calls, `onComplete calls of ${job.key}`).toHaveLength(0);
       continue;
     }
-    expect(calls, `onComplete calls of ${job.key}`).toHaveLength(1);
+    if (!calledOnce(job.id, calls, job.key)) continue;
     expect(calls[0].context).toEqual(chaos ? digest(job.context) : job.context);
     const kind = calls[0].result.kind;
     // A task never started is never "ran" (review 2026-11-26 M1).
