@@ -1,7 +1,7 @@
 /**
  * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
  * and options, checked once in the constructor, and the methods that act on jobs already enqueued
- * or on the pool as a whole (cancel, retry, cancelAll, pause, resume, setKeyParallelism,
+ * or on the pool as a whole (cancel, complete, retry, cancelAll, pause, resume, setKeyParallelism,
  * setMaxParallelism) and that
  * read them (status, statusBatch, keyStatus, info, list, stats). Each method is one call of the
  * component's public functions: it never builds an enqueue request (workpool.ts and enqueue.ts do;
@@ -11,7 +11,12 @@
  */
 import type { PaginationResult } from "convex/server";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
-import { validateListFilter, validateMaxParallelism } from "../component/model/validate.js";
+import {
+  validateCompletionOutcome,
+  validateListFilter,
+  validateMaxParallelism,
+} from "../component/model/validate.js";
+import type { CompletionOutcome } from "../component/model/validators.js";
 import type {
   ActionCtx,
   AnyCtx,
@@ -47,6 +52,39 @@ export class WorkpoolControl {
    */
   async cancel(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<void> {
     await ctx.runMutation(this.component.lib.cancel, { id, config: this.config() });
+  }
+
+  /**
+   * Completes the current attempt of a job enqueued with `manualCompletion`, as if its function had
+   * returned (`{ kind: "success", returnValue? }`, `returnValue` default null) or thrown
+   * (`{ kind: "failed", error, nonRetryable? }`: retried under the job's retry policy unless
+   * `nonRetryable`). Call it from the webhook (mutation or action) that hears the outside work is
+   * done: in a mutation, the completion commits with the webhook's own writes, or not at all.
+   *
+   * A completion that comes while the function still runs is kept: the attempt ends with it once
+   * the function returns (a function that throws decides instead).
+   * @param id the job's id, as enqueue returned it.
+   * @param outcome the attempt's outcome.
+   * @param options `attempt`: the attempt's `previousAttempts` (as `info` reads it during the
+   *   attempt); the completion then decides that attempt only.
+   * @returns true when the completion was taken for the attempt; false when it decides nothing
+   *   (the job is finished, canceled, timed out, unknown to the pool or not enqueued with
+   *   `manualCompletion`, or the attempt has its completion already). It never throws for those,
+   *   so a webhook delivered twice is harmless. A malformed id or outcome, or a `returnValue` the
+   *   pool cannot store, throws InvalidArgument naming `id`, `outcome` or `returnValue`.
+   */
+  async complete(
+    ctx: MutationCtx | ActionCtx,
+    id: WorkId,
+    outcome: CompletionOutcome,
+    options?: { attempt?: number },
+  ): Promise<boolean> {
+    validateCompletionOutcome(outcome);
+    return await ctx.runMutation(this.component.lib.complete, {
+      id,
+      outcome,
+      ...(options?.attempt !== undefined ? { attempt: options.attempt } : {}),
+    });
   }
 
   /**

@@ -192,6 +192,7 @@ async function enqueueJobs(
     dedupeKey: opts.dedupeKey,
     onDuplicate: opts.onDuplicate,
     ...(task !== undefined ? { task } : {}),
+    ...(opts.manualCompletion !== undefined ? { manualCompletion: opts.manualCompletion } : {}),
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();

@@ -63,6 +63,7 @@ export {
   vWorkId as vWorkIdValidator,
   vWorkId as workIdValidator,
   vWorkInfo,
+  type CompletionOutcome,
   type KeyStatus,
   type ListArgs,
   type ListedWorkInfo,

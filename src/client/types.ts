@@ -19,6 +19,7 @@ import {
   vListedWorkInfo as vComponentListedWorkInfo,
   vListFilter,
   vPoolStats,
+  type CompletionOutcome,
   type ListFilter,
   type PoolStats,
   type Status,
@@ -71,8 +72,9 @@ export const vWorkInfo = v.object({
 });
 /**
  * What `info` returns for a retained job: `{ id, name, fnType, key?, priority, state,
- * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result? }`, `result` being the `RunResult`
- * onComplete got.
+ * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result?, awaiting? }`, `result` being the
+ * `RunResult` onComplete got, and `awaiting: { since, deadline }` present while a `manualCompletion`
+ * attempt (state "running") waits for its completion after its function returned.
  */
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
@@ -89,6 +91,10 @@ export type ListedWorkInfo = Infer<typeof vListedWorkInfo>;
 export { vListFilter };
 /** What `list` takes: filters (all optional) and Convex's `paginationOpts`. */
 export type ListArgs = ListFilter & { paginationOpts: PaginationOptions };
+
+/** What `pool.complete` takes: `{ kind: "success", returnValue? }` or `{ kind: "failed", error,
+ * nonRetryable? }`. */
+export type { CompletionOutcome };
 
 /** Validator of what `stats` returns. */
 export { vPoolStats as vStats };

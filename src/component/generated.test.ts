@@ -56,6 +56,7 @@ describe("_generated/component.ts", () => {
       "keys.setKeyParallelism",
       "lib.cancel",
       "lib.cancelAll",
+      "lib.complete",
       "lib.enqueue",
       "lib.enqueueBatch",
       "lib.info",

@@ -1,6 +1,6 @@
 /**
  * The public API the client calls: enqueue, enqueueBatch, cancel, cancelAll, status, statusBatch,
- * info.
+ * info, complete.
  * Each checks its input before writing anything, appends to the pending tables, and wakes the loop.
  * Never moves a job between states (the loop does).
  */
@@ -25,6 +25,7 @@ import { invalidArgument } from "./model/errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./api/jobStatus.js";
 import { claimSegment, targetFor, type Target } from "./api/kick.js";
 import {
+  vCompletionOutcome,
   vConfigUpdate,
   vLogLevel,
   vStatus,
@@ -35,6 +36,7 @@ import {
 import { dueSegment } from "./model/segments.js";
 import { checkSameFunction, findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
 import { rerunRequest } from "./api/rerun.js";
+import { fileCompletion } from "./api/manualCompletion.js";
 import { validateKey } from "./model/validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -340,4 +342,16 @@ export const info = query({
     const workId = parseWorkId(ctx.db, id);
     return await deriveInfo(ctx.db, await ctx.db.get("work", workId));
   },
+});
+
+/**
+ * Completes the current attempt of a job enqueued with `manualCompletion` (API-EXTENSIONS section
+ * 11), or, given `attempt` (its previousAttempts), that attempt only. True when the completion was
+ * filed for the loop; false when it decides nothing (finished, canceled, timed out, unknown, not
+ * waiting for a completion, or completed already). Never throws for those.
+ */
+export const complete = mutation({
+  args: { id: v.string(), outcome: vCompletionOutcome, attempt: v.optional(v.number()) },
+  returns: v.boolean(),
+  handler: async (ctx, args) => await fileCompletion(ctx, args),
 });

@@ -14,6 +14,7 @@ import {
   vFiledOutcome,
   vFnType,
   vJobState,
+  vManualCompletion,
   vLogLevel,
   vOnCompleteSpec,
   vRateLimit,
@@ -71,6 +72,8 @@ export default defineSchema({
     dedupeKey: v.optional(v.string()),
     /** For a task (API-EXTENSIONS section 8): its name in the executor `fnHandle` names. */
     task: v.optional(v.string()),
+    /** Set when each attempt ends with the app's `complete` call (section 11): kept for `retry`. */
+    manualCompletion: v.optional(vManualCompletion),
     /** For a task: how many times recovery took it back, never started, from an executor whose
      * action failed (not one that ended normally). Past TAKE_BACKS_FREE, each further one is a
      * failed attempt (mainLoop/recovery.ts), so a broken executor cannot keep a task forever. */

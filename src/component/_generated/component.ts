@@ -65,6 +65,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           continueCursor: string;
           isDone: boolean;
           page: Array<{
+            awaiting?: { deadline: number; since: number };
             enqueuedAt: number;
             finishedAt?: number;
             fnType: "action" | "mutation" | "query";
@@ -241,6 +242,19 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         null,
         Name
       >;
+      complete: FunctionReference<
+        "mutation",
+        "internal",
+        {
+          attempt?: number;
+          id: string;
+          outcome:
+            | { kind: "success"; returnValue?: any }
+            | { error: string; kind: "failed"; nonRetryable?: boolean };
+        },
+        boolean,
+        Name
+      >;
       enqueue: FunctionReference<
         "mutation",
         "internal",
@@ -258,6 +272,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           fnName: string;
           fnType: "action" | "mutation" | "query";
           key?: string;
+          manualCompletion?: { timeoutMs: number };
           onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
@@ -297,6 +312,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             fnName: string;
             fnType: "action" | "mutation" | "query";
             key?: string;
+            manualCompletion?: { timeoutMs: number };
             onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
@@ -324,6 +340,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         { id: string },
         {
+          awaiting?: { deadline: number; since: number };
           enqueuedAt: number;
           finishedAt?: number;
           fnType: "action" | "mutation" | "query";

@@ -11,6 +11,7 @@ import type { Target } from "./kick.js";
 import {
   storedPriority,
   vFnType,
+  vManualCompletion,
   vOnCompleteSpec,
   vPriority,
   vRetryBehavior,
@@ -22,6 +23,7 @@ import {
   validateFnArgs,
   validateFunctionHandle,
   validateKey,
+  validateManualCompletion,
   validateString,
   MAX_DEDUPE_KEY_LENGTH,
   MAX_NAME_LENGTH,
@@ -66,6 +68,8 @@ export const vEnqueueItem = v.object({
   onDuplicate: v.optional(v.union(v.literal("keep"), v.literal("replace"))),
   /** A task of the executor action `fnHandle` names (runners/executor.ts): its name there. */
   task: v.optional(v.string()),
+  /** Each attempt ends with the app's `complete` call, or fails `timeoutMs` after its start. */
+  manualCompletion: v.optional(vManualCompletion),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -98,6 +102,9 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     if (item.fnType !== "action") {
       invalidArgument(`${prefix}task`, "a task runs in an executor action", item.fnType);
     }
+  }
+  if (item.manualCompletion !== undefined) {
+    validateManualCompletion(item.manualCompletion, item, `${prefix}manualCompletion`);
   }
   if (item.onDuplicate !== undefined) {
     if (item.dedupeKey === undefined) {
@@ -235,6 +242,7 @@ async function insertWork(
     priority: storedPriority(item.priority),
     dedupeKey: item.dedupeKey,
     task: item.task,
+    manualCompletion: item.manualCompletion,
   });
   return workId;
 }

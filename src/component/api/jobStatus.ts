@@ -64,8 +64,14 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
   switch (state.kind) {
     case "pending":
       return { ...base, state: "pending" };
-    case "running":
-      return { ...base, state: "running", startedAt: state.startedAt };
+    case "running": {
+      const wait = state.wait;
+      const awaiting =
+        wait?.kind === "awaiting"
+          ? { awaiting: { since: wait.since, deadline: wait.deadline } }
+          : {};
+      return { ...base, state: "running", startedAt: state.startedAt, ...awaiting };
+    }
     case "finished":
       return {
         ...base,

@@ -1,7 +1,7 @@
 /**
  * Running a finished job again (`retry`): rebuilds its enqueue request from what a job that failed
  * or was canceled keeps while its status is retained (function, args, context, onComplete, retry
- * behavior, key, priority, dedupe key, status TTL). Reads only; the caller enqueues the request.
+ * behavior, key, priority, dedupe key, status TTL, manual completion). Reads only; the caller enqueues the request.
  */
 import type { Doc } from "../_generated/dataModel.js";
 import type { DatabaseReader } from "../_generated/server.js";
@@ -55,5 +55,6 @@ export async function rerunRequest(
     priority: work.priority,
     dedupeKey: work.dedupeKey,
     task: work.task,
+    manualCompletion: work.manualCompletion,
   };
 }

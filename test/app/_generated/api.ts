@@ -15,6 +15,7 @@ import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
 import type * as tasks from "../tasks.js";
+import type * as waits from "../waits.js";
 
 import type {
   ApiFromModules,
@@ -31,6 +32,7 @@ const fullApi: ApiFromModules<{
   pool: typeof pool;
   probe: typeof probe;
   tasks: typeof tasks;
+  waits: typeof waits;
 }> = anyApi as any;
 
 export const api: FilterApi<
