@@ -513,6 +513,58 @@ function clientCases(): Case[] {
     typeOnly: true,
   });
 
+  // Manual completion (section 11): the enqueue option and `complete`.
+  cases.push(
+    {
+      name: "enqueueQuery: manualCompletion on a query",
+      call: client("enqueueQuery", [
+        JOB.query,
+        { key: "x" },
+        { manualCompletion: { timeoutMs: 5000 } },
+      ]),
+      names: named("manualCompletion"),
+    },
+    ...[999, 7 * 24 * 3600_000 + 1, 1500.5, Number.NaN, Number.POSITIVE_INFINITY].map(
+      (timeoutMs) => ({
+        name: `enqueueAction: manualCompletion.timeoutMs ${timeoutMs}`,
+        call: client("enqueueAction", [
+          JOB.action,
+          { key: "x" },
+          { manualCompletion: { timeoutMs } },
+        ]),
+        names: named("manualCompletion.timeoutMs"),
+      }),
+    ),
+    {
+      name: "complete: id not a WorkId",
+      call: client("complete", ["not-an-id", { kind: "success" }]),
+      names: named("id"),
+    },
+    {
+      name: "complete: an outcome of another kind",
+      call: client("complete", [PENDING_ID, { kind: "canceled" }]),
+      names: named("outcome"),
+    },
+    {
+      name: "complete: a failure without its error",
+      call: client("complete", [PENDING_ID, { kind: "failed" }]),
+      names: named("outcome"),
+    },
+    {
+      name: "complete: a returnValue over the size limit",
+      call: client("complete", [
+        PENDING_ID,
+        { kind: "success", returnValue: "r".repeat(1_100_000) },
+      ]),
+      names: named("returnValue"),
+    },
+    {
+      name: "complete: attempt fractional",
+      call: client("complete", [PENDING_ID, { kind: "success" }, { attempt: 0.5 }]),
+      names: named("options.attempt"),
+    },
+  );
+
   // Keys and pause: the key, and a key's parallelism.
   for (const [what, key] of KEY_CASES) {
     cases.push(

@@ -8,6 +8,7 @@ import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import { probe } from "./app/probe.js";
 import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
+import { validateEnqueueItem } from "../src/component/api/enqueue.js";
 import {
   completions,
   enqueue,
@@ -214,6 +215,23 @@ describe("manual completion", () => {
     expect(await resultOf(t, id)).toEqual({ kind: "success", returnValue: "finally" });
   });
 
+  it("takes manualCompletion in batches: each job of the batch waits for its own completion", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", [{ key: "b1" }, { key: "b2" }], {
+      batch: true,
+      options: WAIT,
+    });
+    for (const id of ids) {
+      await runUntil(t, async () => (await info(t, id))?.awaiting !== undefined);
+    }
+    expect(await complete(t, ids[1], { kind: "success", returnValue: "second" })).toBe(true);
+    await runUntil(t, () => finished(t, ids[1]));
+    expect((await info(t, ids[0])).state).toBe("running");
+    expect(await complete(t, ids[0], { kind: "success", returnValue: "first" })).toBe(true);
+    await runUntil(t, () => finished(t, ids[0]));
+    expect(await resultOf(t, ids[0])).toEqual({ kind: "success", returnValue: "first" });
+  });
+
   it("waits for mutations too, and a completion from an action counts", async () => {
     const t = setup();
     const [id] = await enqueue(t, "mutation", [{ key: "m" }], { options: WAIT });
@@ -289,6 +307,17 @@ describe("manual completion: bad input", () => {
       ).rejects.toThrow(invalid("manualCompletion.timeoutMs"));
     }
     expect(await inComponent(t, async (ctx) => await ctx.db.query("work").collect())).toEqual([]);
+    const task = {
+      fnHandle: "function://executor",
+      fnName: "summarize",
+      fnArgs: {},
+      fnType: "action" as const,
+      task: "summarize",
+    };
+    expect(() => validateEnqueueItem(task, Date.now())).not.toThrow();
+    expect(() =>
+      validateEnqueueItem({ ...task, manualCompletion: { timeoutMs: 5000 } }, Date.now()),
+    ).toThrow(invalid("manualCompletion"));
   });
 
   it("rejects a malformed id, outcome or return value, writing nothing", async () => {
