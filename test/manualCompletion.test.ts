@@ -5,13 +5,14 @@
  * client, on convex-test with the virtual clock (test/helpers.ts).
  */
 import { anyApi } from "convex/server";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
 import { validateEnqueueItem } from "../src/component/api/enqueue.js";
 import {
   completions,
   enqueue,
+  failReports,
   inComponent,
   info,
   runFor,
@@ -38,6 +39,10 @@ async function finished(t: T, id: string) {
 }
 
 describe("manual completion", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("keeps an attempt running, holding its pool slot, until complete is called", async () => {
     const t = setup();
     const [first, second] = await enqueue(t, "action", [{ key: "a" }, { key: "b" }], {
@@ -230,6 +235,24 @@ describe("manual completion", () => {
     expect(await complete(t, ids[0], { kind: "success", returnValue: "first" })).toBe(true);
     await runUntil(t, () => finished(t, ids[0]));
     expect(await resultOf(t, ids[0])).toEqual({ kind: "success", returnValue: "first" });
+  });
+
+  it("drops a kept completion (and its payload) when recovery finds the runner dead", async () => {
+    const t = setup();
+    // The worker's own report fails, so its mutation rolls back and its runner is dead.
+    failReports({ inserts: (row: any) => row.from === undefined });
+    const [id] = await enqueue(t, "mutation", [{ key: "dies" }], { options: WAIT });
+    await runUntil(t, async () => (await info(t, id))?.state === "running");
+    await runFor(t, 200);
+    const big = "r".repeat(20_000);
+    expect(await complete(t, id, { kind: "success", returnValue: big })).toBe(true);
+    await runUntil(t, async () => (await resultOf(t, id)) !== undefined, 30_000, 100);
+    expect(await resultOf(t, id)).toEqual({
+      kind: "failed",
+      error: expect.stringContaining("runner died"),
+    });
+    const payloads = await inComponent(t, async (ctx) => await ctx.db.query("payloads").collect());
+    expect(payloads.filter((row: any) => row.returnValue !== undefined)).toEqual([]);
   });
 
   it("waits for mutations too, and a completion from an action counts", async () => {

@@ -131,6 +131,15 @@ export async function settleWaiting(
   }
 }
 
+/** Deletes the payload of a completion kept for an attempt that recovery ends instead (its
+ * runner died, or its report was lost): the completion goes with the attempt. */
+export async function dropKept(pass: Pass, work: Doc<"work">): Promise<void> {
+  const wait = waitOf(work);
+  if (wait?.kind === "kept" && wait.returnValuePayloadId !== undefined) {
+    await pass.ctx.db.delete("payloads", wait.returnValuePayloadId);
+  }
+}
+
 /** Cancels a job whose attempt waits after its function returned: it ends canceled now and frees
  * its pool and key slots. Returns false (doing nothing) for any other job. */
 export async function cancelWaiting(pass: Pass, work: Doc<"work">): Promise<boolean> {

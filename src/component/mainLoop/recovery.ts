@@ -22,6 +22,7 @@ import {
   type Untaken,
 } from "./executors.js";
 import { endAttempt, finishJob, placeInLine, settleAttempt, undoStart } from "./complete.js";
+import { dropKept } from "./awaiting.js";
 import { passReadSpent, type Pass } from "./pass.js";
 import { runNumber } from "../model/validators.js";
 
@@ -246,6 +247,7 @@ export async function recover(pass: Pass): Promise<void> {
         break;
       case "dead":
         await closeIfTask(pass, work);
+        await dropKept(pass, work);
         await endAttempt(pass, work);
         state.stats.recovered++;
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
@@ -302,6 +304,7 @@ export async function recover(pass: Pass): Promise<void> {
         break;
       }
       case "reportLost": {
+        await dropKept(pass, work);
         await endAttempt(pass, work);
         state.stats.recovered++;
         const error = `workpool: attempt ${work.attempts + 1} finished but its result never reached the pool; not rerun, since it ran`;
