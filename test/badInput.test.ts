@@ -664,6 +664,13 @@ function clientCases(): Case[] {
 // ---------------------------------------------------------------------------------------------------
 // The component's public functions, called directly.
 
+/** A value `depth` arrays deep. */
+function nestedDeep(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
 /** A valid lib.enqueue request: each case changes one thing. */
 const ITEM = {
   fnHandle: "$handle:jobs.action",
@@ -678,6 +685,36 @@ function componentCases(): Case[] {
   const direct = (fn: string, args: unknown): Call => ({ via: "component", fn, args });
   const without = (object: Record<string, unknown>, field: string) =>
     Object.fromEntries(Object.entries(object).filter(([k]) => k !== field));
+  // lib.complete, called directly: what the client would refuse before calling it.
+  cases.push(
+    {
+      name: "lib.complete: id not a WorkId",
+      call: direct("lib.complete", { id: "not-an-id", outcome: { kind: "success" } }),
+      names: named("id"),
+    },
+    {
+      name: "lib.complete: attempt negative",
+      call: direct("lib.complete", { id: PENDING_ID, outcome: { kind: "success" }, attempt: -1 }),
+      names: named("options.attempt"),
+    },
+    {
+      name: "lib.complete: a returnValue nested too deep",
+      call: direct("lib.complete", {
+        id: PENDING_ID,
+        outcome: { kind: "success", returnValue: nestedDeep(80) },
+      }),
+      names: named("returnValue"),
+    },
+    {
+      name: "lib.enqueue: manualCompletion on a task",
+      call: direct("lib.enqueue", {
+        ...ENQUEUE,
+        task: "summarize",
+        manualCompletion: { timeoutMs: 5000 },
+      }),
+      names: named("manualCompletion"),
+    },
+  );
   const missing = (field: string) => new RegExp(`Missing required field \`${field}\``);
   const unknown = (field: string) => new RegExp(`Unexpected field \`${field}\``);
 
@@ -1381,6 +1418,8 @@ describe("bad-input catalogue", () => {
         "lib.enqueueBatch",
         "lib.cancel",
         "lib.cancelAll",
+        "lib.complete",
+        "complete",
         "lib.status",
         "lib.statusBatch",
         "config.setMaxParallelism",

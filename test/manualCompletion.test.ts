@@ -188,6 +188,13 @@ describe("manual completion", () => {
     });
     await runUntil(t, async () => (await info(t, waiting))?.awaiting !== undefined);
     expect((await info(t, next)).state).toBe("pending");
+    // Counted as running while it waits, by the pool and by its key.
+    expect((await t.query(anyApi.pool.statsAt, {})).stats.running).toBe(1);
+    const keyStatus = await t.query(anyApi.pool.callClientQuery, {
+      method: "keyStatus",
+      args: ["customer-7"],
+    });
+    expect(keyStatus).toMatchObject({ running: 1, pending: 1 });
     await t.mutation(anyApi.pool.cancel, { id: waiting });
     await runUntil(t, () => finished(t, waiting), 2000);
     expect(await resultOf(t, waiting)).toEqual({ kind: "canceled" });
