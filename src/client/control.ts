@@ -20,6 +20,8 @@ import type { CompletionOutcome } from "../component/model/validators.js";
 import type {
   ActionCtx,
   AnyCtx,
+  GroupId,
+  GroupStatus,
   KeyStatus,
   ListArgs,
   ListedWorkInfo,
@@ -85,6 +87,37 @@ export class WorkpoolControl {
       outcome,
       ...(options?.attempt !== undefined ? { attempt: options.attempt } : {}),
     });
+  }
+
+  /**
+   * Creates a group (fan-out, fan-in): jobs join it with the enqueue option `group`, from any
+   * number of transactions, until `closeGroup`. Its progress is `groupStatus`.
+   * @param options `name`: 1 to 1,024 characters, for people.
+   * @returns the group's id.
+   */
+  async createGroup(ctx: MutationCtx | ActionCtx, options?: { name?: string }): Promise<GroupId> {
+    return (await ctx.runMutation(this.component.groups.createGroup, {
+      ...(options?.name !== undefined ? { name: options.name } : {}),
+    })) as GroupId;
+  }
+
+  /**
+   * Ends joining a group: a later enqueue into it is rejected (InvalidArgument naming `group`).
+   * Once closed and every job of it finished, the group is `done`. Closing a closed group does
+   * nothing; an unknown or malformed id throws InvalidArgument naming `id`.
+   */
+  async closeGroup(ctx: MutationCtx | ActionCtx, id: GroupId): Promise<void> {
+    await ctx.runMutation(this.component.groups.closeGroup, { id });
+  }
+
+  /**
+   * A group's progress: `{ id, name?, closed, done, total, pending, running, succeeded, failed,
+   * canceled, createdAt, finishedAt? }` (`pending`: unfinished jobs not running; `done`: closed and
+   * every job finished, at `finishedAt`). Exact, reactive, and a constant number of reads however
+   * large the group; `null` for a group the pool does not know.
+   */
+  async groupStatus(ctx: AnyCtx, id: GroupId): Promise<GroupStatus | null> {
+    return await ctx.runQuery(this.component.groups.groupStatus, { id });
   }
 
   /**

@@ -64,6 +64,8 @@ export {
   vWorkId as workIdValidator,
   vWorkInfo,
   type CompletionOutcome,
+  type GroupId,
+  type GroupStatus,
   type KeyStatus,
   type ListArgs,
   type ListedWorkInfo,

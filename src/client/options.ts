@@ -98,6 +98,9 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
    * number from 1,000 to 604,800,000: 1 s to 7 days) fails, and is retried under the retry policy.
    * See docs/waiting-for-webhooks.md. */
   manualCompletion?: { timeoutMs: number };
+  /** The group the job joins (from `pool.createGroup`, still open): its progress counts in
+   * `groupStatus`. Taken by every enqueue method, batches and executor tasks included. */
+  group?: string;
 } & (
   | { /** When the job may start (ms since epoch). */ runAt?: number; runAfter?: never }
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }

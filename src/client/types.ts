@@ -20,6 +20,7 @@ import {
   vListFilter,
   vPoolStats,
   type CompletionOutcome,
+  type GroupStatus,
   type ListFilter,
   type PoolStats,
   type Status,
@@ -95,6 +96,12 @@ export type ListArgs = ListFilter & { paginationOpts: PaginationOptions };
 /** What `pool.complete` takes: `{ kind: "success", returnValue? }` or `{ kind: "failed", error,
  * nonRetryable? }`. */
 export type { CompletionOutcome };
+
+/** A group's id, as `createGroup` returns it. */
+export type GroupId = string & { __isGroupId: true };
+/** What `groupStatus` returns: `{ id, name?, closed, done, total, pending, running, succeeded,
+ * failed, canceled, createdAt, finishedAt? }`. */
+export type { GroupStatus };
 
 /** Validator of what `stats` returns. */
 export { vPoolStats as vStats };

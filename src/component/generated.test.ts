@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
 import type { ComponentApi } from "./_generated/component.js";
 import type * as config from "./config.js";
+import type * as groups from "./groups.js";
 import type * as inspect from "./inspect.js";
 import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
@@ -47,6 +48,9 @@ describe("_generated/component.ts", () => {
     expect(publicFns.sort()).toEqual([
       "config.setMaxParallelism",
       "config.update",
+      "groups.closeGroup",
+      "groups.createGroup",
+      "groups.groupStatus",
       "inspect.list",
       "inspect.overview",
       "inspect.stats",
@@ -76,6 +80,7 @@ describe("_generated/component.ts", () => {
     type Real = FilterApi<
       ApiFromModules<{
         config: typeof config;
+        groups: typeof groups;
         inspect: typeof inspect;
         keys: typeof keys;
         lib: typeof lib;

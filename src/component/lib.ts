@@ -37,6 +37,7 @@ import { dueSegment } from "./model/segments.js";
 import { checkSameFunction, findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
 import { rerunRequest } from "./api/rerun.js";
 import { fileCompletion } from "./api/manualCompletion.js";
+import { checkGroups } from "./api/groups.js";
 import { validateKey } from "./model/validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -57,11 +58,19 @@ export const enqueue = mutation({
     validateConfigUpdate(config, "config.");
     validateCountShard(countShard);
     const checked = validateEnqueueItem(item, now);
+    await checkGroups(ctx.db, [item], () => "");
     await applyConfig(ctx, config);
     if (item.dedupeKey !== undefined) {
       const waiting = await findDuplicate(ctx, item.dedupeKey);
       if (waiting !== null) {
         checkSameFunction(waiting, item);
+        if (item.group !== undefined && item.group !== waiting.group) {
+          invalidArgument(
+            "group",
+            "must be the group of the waiting job with this dedupeKey",
+            item.group,
+          );
+        }
         if (item.onDuplicate === "replace") {
           const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
           const target = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
@@ -122,6 +131,7 @@ export const enqueueBatch = mutation({
       }
       return validateEnqueueItem(item, now, `items[${i}].`);
     });
+    await checkGroups(ctx.db, items, (i) => `items[${i}].`);
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
     // The segment's first job of the batch carries the wake-up, if this call scheduled it.

@@ -74,6 +74,8 @@ export default defineSchema({
     task: v.optional(v.string()),
     /** Set when each attempt ends with the app's `complete` call (section 11): kept for `retry`. */
     manualCompletion: v.optional(vManualCompletion),
+    /** The group the job joined at enqueue (section 12, api/groups.ts). */
+    group: v.optional(v.id("groups")),
     /** For a task: how many times recovery took it back, never started, from an executor whose
      * action failed (not one that ended normally). Past TAKE_BACKS_FREE, each further one is a
      * failed attempt (mainLoop/recovery.ts), so a broken executor cannot keep a task forever. */
@@ -295,6 +297,46 @@ export default defineSchema({
     sweptFailed: v.number(),
     sweptCanceled: v.number(),
   }).index("by_keyShard", ["key", "shard"]),
+
+  /**
+   * Groups (API-EXTENSIONS section 12): one row per group. Written by `createGroup` (insert),
+   * `closeGroup` (`closed`; `finishedAt` when every job had finished by then) and the loop
+   * (`finishedAt`, when it finishes the last job of a closed group). Read by enqueues into the
+   * group (open?), `groupStatus` and the loop. Not deleted yet (see groups.ts).
+   */
+  groups: defineTable({
+    name: v.optional(v.string()),
+    closed: v.boolean(),
+    createdAt: v.number(),
+    /** When the group became done: closed, and every job of it finished. */
+    finishedAt: v.optional(v.number()),
+  }),
+
+  /**
+   * Each group's enqueues, counted by the enqueue calls: up to ENQUEUE_COUNT_SHARDS rows per group,
+   * one per shard, as `keyLedger` for keys, so that concurrent enqueues into one group touch the
+   * same row only when they touch the same `enqueueCounts` row (1 time in 16). Written only by
+   * enqueues; read by `groupStatus` (all of a group's rows: a constant number), `closeGroup` and the
+   * loop once the group is closed (no enqueue writes them then). Not deleted yet.
+   */
+  groupLedger: defineTable({
+    groupId: v.id("groups"),
+    shard: v.number(),
+    enqueued: v.number(),
+  }).index("by_groupShard", ["groupId", "shard"]),
+
+  /**
+   * What the loop counts of each group: jobs running and finished by outcome. One row per group
+   * that has started a job, written only by the loop (so no enqueue conflicts with it); read by
+   * `groupStatus` and `closeGroup`. Not deleted yet.
+   */
+  groupState: defineTable({
+    groupId: v.id("groups"),
+    running: v.number(),
+    succeeded: v.number(),
+    failed: v.number(),
+    canceled: v.number(),
+  }).index("by_group", ["groupId"]),
 
   /**
    * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,

@@ -10,6 +10,7 @@
 
 import type * as api_dedupe from "../api/dedupe.js";
 import type * as api_enqueue from "../api/enqueue.js";
+import type * as api_groups from "../api/groups.js";
 import type * as api_jobStatus from "../api/jobStatus.js";
 import type * as api_keyLedger from "../api/keyLedger.js";
 import type * as api_kick from "../api/kick.js";
@@ -18,6 +19,7 @@ import type * as api_rerun from "../api/rerun.js";
 import type * as complete from "../complete.js";
 import type * as config from "../config.js";
 import type * as deliver from "../deliver.js";
+import type * as groups from "../groups.js";
 import type * as inspect from "../inspect.js";
 import type * as keys from "../keys.js";
 import type * as lib from "../lib.js";
@@ -26,6 +28,7 @@ import type * as mainLoop_awaiting from "../mainLoop/awaiting.js";
 import type * as mainLoop_cancel from "../mainLoop/cancel.js";
 import type * as mainLoop_complete from "../mainLoop/complete.js";
 import type * as mainLoop_executors from "../mainLoop/executors.js";
+import type * as mainLoop_groups from "../mainLoop/groups.js";
 import type * as mainLoop_keyState from "../mainLoop/keyState.js";
 import type * as mainLoop_main from "../mainLoop/main.js";
 import type * as mainLoop_pass from "../mainLoop/pass.js";
@@ -65,6 +68,7 @@ import { anyApi, componentsGeneric } from "convex/server";
 const fullApi: ApiFromModules<{
   "api/dedupe": typeof api_dedupe;
   "api/enqueue": typeof api_enqueue;
+  "api/groups": typeof api_groups;
   "api/jobStatus": typeof api_jobStatus;
   "api/keyLedger": typeof api_keyLedger;
   "api/kick": typeof api_kick;
@@ -73,6 +77,7 @@ const fullApi: ApiFromModules<{
   complete: typeof complete;
   config: typeof config;
   deliver: typeof deliver;
+  groups: typeof groups;
   inspect: typeof inspect;
   keys: typeof keys;
   lib: typeof lib;
@@ -81,6 +86,7 @@ const fullApi: ApiFromModules<{
   "mainLoop/cancel": typeof mainLoop_cancel;
   "mainLoop/complete": typeof mainLoop_complete;
   "mainLoop/executors": typeof mainLoop_executors;
+  "mainLoop/groups": typeof mainLoop_groups;
   "mainLoop/keyState": typeof mainLoop_keyState;
   "mainLoop/main": typeof mainLoop_main;
   "mainLoop/pass": typeof mainLoop_pass;

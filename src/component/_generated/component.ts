@@ -44,6 +44,42 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         Name
       >;
     };
+    groups: {
+      closeGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { id: string },
+        null,
+        Name
+      >;
+      createGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { name?: string },
+        string,
+        Name
+      >;
+      groupStatus: FunctionReference<
+        "query",
+        "internal",
+        { id: string },
+        {
+          canceled: number;
+          closed: boolean;
+          createdAt: number;
+          done: boolean;
+          failed: number;
+          finishedAt?: number;
+          id: string;
+          name?: string;
+          pending: number;
+          running: number;
+          succeeded: number;
+          total: number;
+        } | null,
+        Name
+      >;
+    };
     inspect: {
       list: FunctionReference<
         "query",
@@ -271,6 +307,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           fnHandle: string;
           fnName: string;
           fnType: "action" | "mutation" | "query";
+          group?: string;
           key?: string;
           manualCompletion?: { timeoutMs: number };
           onComplete?: {
@@ -311,6 +348,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             fnHandle: string;
             fnName: string;
             fnType: "action" | "mutation" | "query";
+            group?: string;
             key?: string;
             manualCompletion?: { timeoutMs: number };
             onComplete?: {

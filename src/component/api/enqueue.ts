@@ -17,6 +17,7 @@ import {
   vRetryBehavior,
 } from "../model/validators.js";
 import { dueSegment } from "../model/segments.js";
+import { countGroupEnqueues } from "./groups.js";
 import {
   checkArgsAndContext,
   resolveRunAt,
@@ -70,6 +71,8 @@ export const vEnqueueItem = v.object({
   task: v.optional(v.string()),
   /** Each attempt ends with the app's `complete` call, or fails `timeoutMs` after its start. */
   manualCompletion: v.optional(vManualCompletion),
+  /** The group the job joins (a GroupId from createGroup; open): api/groups.ts. */
+  group: v.optional(v.string()),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -243,6 +246,8 @@ async function insertWork(
     dedupeKey: item.dedupeKey,
     task: item.task,
     manualCompletion: item.manualCompletion,
+    // Checked by `checkGroups` before anything was written.
+    group: item.group as Id<"groups"> | undefined,
   });
   return workId;
 }
@@ -276,7 +281,7 @@ export const vCountShard = v.optional(v.number());
  */
 export async function countEnqueues(
   ctx: MutationCtx,
-  items: ReadonlyArray<{ key?: string }>,
+  items: ReadonlyArray<{ key?: string; group?: string }>,
   countShard?: number,
 ): Promise<void> {
   if (items.length === 0) return;
@@ -294,6 +299,7 @@ export async function countEnqueues(
   for (const { key } of items) {
     if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1);
   }
+  await countGroupEnqueues(ctx, items, shard);
   for (const [key, count] of perKey) {
     const ledger = await ctx.db
       .query("keyLedger")

@@ -12,6 +12,7 @@ import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "../runners/deliver.js";
 import { releaseTask } from "./executors.js";
 import { settleWaiting } from "./awaiting.js";
+import { countInGroup, finishInGroup } from "./groups.js";
 import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "../api/kick.js";
 import {
@@ -277,6 +278,7 @@ export async function endAttempt(pass: Pass, work: Doc<"work">): Promise<void> {
     await releaseTask(pass, work.state.executorId);
   }
   if (work.key !== undefined) updateKey(await keyEntry(pass, work.key), { running: -1 });
+  if (work.group !== undefined) await countInGroup(pass, work.group, "running", -1);
 }
 
 /**
@@ -433,6 +435,7 @@ export async function finishJob(
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   recordFinish(pass, kind);
+  if (work.group !== undefined) await finishInGroup(pass, work.group, kind);
   if (work.key !== undefined) {
     // A job holds its key's slot from its first start (a pending job with attempts or snoozes
     // behind it is waiting out a retry's backoff or a snooze).

@@ -35,6 +35,7 @@ import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/valida
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
 import { scheduleTimeout } from "./awaiting.js";
+import { countInGroup } from "./groups.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
  * writes each, so 100 keeps a pass far inside Convex's limits while draining a backlog of 10,000
@@ -368,6 +369,7 @@ async function markRunning(
       : {}),
   });
   if (work.manualCompletion !== undefined) await scheduleTimeout(pass, work);
+  if (work.group !== undefined) await countInGroup(pass, work.group, "running", 1);
 }
 
 /** What a runner (a worker, or an entry of an action runner's batch) gets for one attempt. */

@@ -387,6 +387,25 @@ export const vListFilter = {
 };
 export type ListFilter = ObjectType<typeof vListFilter>;
 
+/** What `groupStatus` returns (API-EXTENSIONS section 12): a group's progress. `pending` counts
+ * unfinished jobs not running (a job waiting for a completion is running); `done`: closed, and
+ * every job finished (at `finishedAt`). */
+export const vGroupStatus = v.object({
+  id: v.string(),
+  name: v.optional(v.string()),
+  closed: v.boolean(),
+  done: v.boolean(),
+  total: v.number(),
+  pending: v.number(),
+  running: v.number(),
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  createdAt: v.number(),
+  finishedAt: v.optional(v.number()),
+});
+export type GroupStatus = Infer<typeof vGroupStatus>;
+
 /** What `list` reports of each job: `info` without the return value. */
 export const vListedWorkInfo = v.object({
   ...vWorkInfo.fields,

@@ -1,0 +1,142 @@
+/**
+ * Specifications of groups (API-EXTENSIONS section 12, the part built so far): jobs join a group at
+ * enqueue, from any number of transactions and every enqueue method; `groupStatus` counts them
+ * exactly, from a constant number of rows; `closeGroup` ends joining, and a closed group whose
+ * jobs all finished is done. Through the client, on convex-test with the virtual clock.
+ */
+import { anyApi } from "convex/server";
+import { describe, expect, it } from "vitest";
+import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
+import { enqueue, inComponent, runUntil, setup, type T } from "./helpers.js";
+
+async function createGroup(t: T, name?: string): Promise<string> {
+  return await t.mutation(anyApi.pool.callClient, {
+    method: "createGroup",
+    args: name === undefined ? [] : [{ name }],
+  });
+}
+
+async function closeGroup(t: T, id: string): Promise<void> {
+  await t.mutation(anyApi.pool.callClient, { method: "closeGroup", args: [id] });
+}
+
+async function groupStatus(t: T, id: string): Promise<any> {
+  return await t.query(anyApi.pool.callClientQuery, { method: "groupStatus", args: [id] });
+}
+
+describe("groups", () => {
+  it("counts its jobs exactly as they run and finish, and is done once closed and finished", async () => {
+    const t = setup();
+    const group = await createGroup(t, "import 42");
+    const fresh = await groupStatus(t, group);
+    expect(fresh).toEqual({
+      id: group,
+      name: "import 42",
+      closed: false,
+      done: false,
+      total: 0,
+      pending: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      canceled: 0,
+      createdAt: expect.any(Number),
+    });
+    // Joined from three transactions, by single and batch enqueues of actions and mutations.
+    await enqueue(t, "action", [{ key: "a", ms: 1000 }], { options: { group } });
+    await enqueue(
+      t,
+      "action",
+      [
+        { key: "b", ms: 1000 },
+        { key: "c", failTimes: 1 },
+      ],
+      {
+        batch: true,
+        options: { group },
+      },
+    );
+    await enqueue(t, "mutation", [{ key: "d" }], { options: { group } });
+    const [outside] = await enqueue(t, "action", [{ key: "outside", ms: 1000 }]);
+    expect(outside).toBeDefined();
+    expect(await groupStatus(t, group)).toMatchObject({ total: 4, pending: 4, running: 0 });
+    await runUntil(t, async () => (await groupStatus(t, group)).running === 2);
+    expect(await groupStatus(t, group)).toMatchObject({
+      total: 4,
+      pending: 0,
+      running: 2,
+      succeeded: 1,
+      failed: 1,
+      done: false,
+    });
+    await runUntil(t, async () => (await groupStatus(t, group)).succeeded === 3);
+    const finishedOpen = await groupStatus(t, group);
+    expect(finishedOpen).toMatchObject({ closed: false, done: false, pending: 0, running: 0 });
+    expect(finishedOpen.finishedAt).toBeUndefined();
+    await closeGroup(t, group);
+    const done = await groupStatus(t, group);
+    expect(done).toMatchObject({ closed: true, done: true, total: 4, succeeded: 3, failed: 1 });
+    expect(done.finishedAt).toBe(Date.now());
+  });
+
+  it("becomes done when the last job of a closed group finishes", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    await enqueue(t, "action", [{ key: "slow", ms: 2000 }], { options: { group } });
+    await closeGroup(t, group);
+    await runUntil(t, async () => (await groupStatus(t, group)).running === 1);
+    expect(await groupStatus(t, group)).toMatchObject({ closed: true, done: false });
+    await runUntil(t, async () => (await groupStatus(t, group)).done);
+    const done = await groupStatus(t, group);
+    expect(done).toMatchObject({ total: 1, succeeded: 1, pending: 0, running: 0 });
+    expect(done.finishedAt).toBeGreaterThanOrEqual(done.createdAt + 2000);
+  });
+
+  it("counts a canceled job, and a closed empty group is done at once", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    const [id] = await enqueue(t, "action", [{ key: "later" }], {
+      options: { group, runAfter: 60_000 },
+    });
+    await t.mutation(anyApi.pool.cancel, { id });
+    await runUntil(t, async () => (await groupStatus(t, group)).canceled === 1);
+    const empty = await createGroup(t);
+    await closeGroup(t, empty);
+    expect(await groupStatus(t, empty)).toMatchObject({ total: 0, done: true, closed: true });
+    await closeGroup(t, empty); // closing again does nothing
+    expect(await groupStatus(t, empty)).toMatchObject({ done: true });
+  });
+
+  it("rejects an enqueue into a closed or unknown group, writing nothing", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    await closeGroup(t, group);
+    await expect(enqueue(t, "action", [{ key: "x" }], { options: { group } })).rejects.toThrow(
+      /invalid group: must be an open group/,
+    );
+    await expect(
+      enqueue(t, "action", [{ key: "x" }, { key: "y" }], { batch: true, options: { group } }),
+    ).rejects.toThrow(/invalid items\[0\]\.group/);
+    await expect(
+      enqueue(t, "action", [{ key: "x" }], { options: { group: "not-a-group" } }),
+    ).rejects.toThrow(/invalid group: must be a GroupId/);
+    await inComponent(t, async (ctx) => await ctx.db.delete(group));
+    await expect(enqueue(t, "action", [{ key: "x" }], { options: { group } })).rejects.toThrow(
+      /invalid group: must be a group this pool created/,
+    );
+    expect(await inComponent(t, async (ctx) => await ctx.db.query("work").collect())).toEqual([]);
+    expect(await groupStatus(t, group)).toBeNull();
+  });
+
+  it("spreads a group's enqueue counts over at most one row per shard", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    for (let i = 0; i < 40; i++) {
+      await enqueue(t, "action", [{ key: `j${i}` }], { options: { group, runAfter: 60_000 } });
+    }
+    const ledger = await inComponent(t, async (ctx) => await ctx.db.query("groupLedger").collect());
+    expect(ledger.length).toBeLessThanOrEqual(ENQUEUE_COUNT_SHARDS);
+    expect(ledger.length).toBeGreaterThan(1);
+    expect((await groupStatus(t, group)).total).toBe(40);
+  });
+});
