@@ -7,7 +7,7 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
-import { enqueue, inComponent, runUntil, setup, type T } from "./helpers.js";
+import { completions, enqueue, inComponent, runFor, runUntil, setup, type T } from "./helpers.js";
 
 async function createGroup(t: T, name?: string): Promise<string> {
   return await t.mutation(anyApi.pool.callClient, {
@@ -140,3 +140,68 @@ describe("groups", () => {
     expect((await groupStatus(t, group)).total).toBe(40);
   });
 });
+
+describe("a group's onComplete", () => {
+  it("runs exactly once with the counts, after every job's own onComplete", async () => {
+    const t = setup();
+    const group = await t.mutation(anyApi.pool.callClient, {
+      method: "createGroup",
+      args: [{ onComplete: "$ref:groups.onGroupComplete", context: { importId: 7 } }],
+    });
+    await enqueue(
+      t,
+      "action",
+      [
+        { key: "a", ms: 500 },
+        { key: "b", failTimes: 1 },
+      ],
+      {
+        batch: true,
+        options: { group },
+      },
+    );
+    await enqueue(t, "mutation", [{ key: "c" }], { options: { group } });
+    await closeGroup(t, group);
+    await runUntil(t, async () => (await groupCallbacks(t)).length > 0);
+    await runFor(t, 3000);
+    const calls = (await groupCallbacks(t)).map(({ workId, context, result }) => ({
+      workId,
+      context,
+      result,
+    }));
+    expect(calls).toEqual([
+      {
+        workId: group,
+        context: { importId: 7 },
+        result: { group: true, counts: { succeeded: 2, failed: 1, canceled: 0 }, jobCallbacks: 3 },
+      },
+    ]);
+  });
+
+  it("runs at once for a group closed after its jobs finished, and for an empty group", async () => {
+    const t = setup();
+    const group = await t.mutation(anyApi.pool.callClient, {
+      method: "createGroup",
+      args: [{ onComplete: "$ref:groups.onGroupComplete" }],
+    });
+    await enqueue(t, "action", [{ key: "quick" }], { options: { group } });
+    await runUntil(t, async () => (await groupStatus(t, group)).succeeded === 1);
+    await closeGroup(t, group);
+    const empty = await t.mutation(anyApi.pool.callClient, {
+      method: "createGroup",
+      args: [{ onComplete: "$ref:groups.onGroupComplete" }],
+    });
+    await closeGroup(t, empty);
+    await runUntil(t, async () => (await groupCallbacks(t)).length === 2);
+    await closeGroup(t, group);
+    await runFor(t, 2000);
+    const byGroup = new Map((await groupCallbacks(t)).map((c: any) => [c.workId, c.result]));
+    expect(byGroup.get(group)?.counts).toEqual({ succeeded: 1, failed: 0, canceled: 0 });
+    expect(byGroup.get(empty)?.counts).toEqual({ succeeded: 0, failed: 0, canceled: 0 });
+    expect((await groupCallbacks(t)).length).toBe(2);
+  });
+});
+
+async function groupCallbacks(t: T): Promise<any[]> {
+  return (await completions(t)).filter((c) => c.result?.group === true);
+}

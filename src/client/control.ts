@@ -9,18 +9,26 @@
  * holds no state besides its options. Apps use it only through `Workpool`; it is not exported from
  * the package's entry point.
  */
-import type { PaginationResult } from "convex/server";
+import {
+  createFunctionHandle,
+  type FunctionReference,
+  type FunctionVisibility,
+  type PaginationResult,
+} from "convex/server";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
 import {
   validateCompletionOutcome,
+  MAX_NAME_LENGTH,
   validateListFilter,
   validateMaxParallelism,
+  validateString,
 } from "../component/model/validate.js";
 import type { CompletionOutcome } from "../component/model/validators.js";
 import type {
   ActionCtx,
   AnyCtx,
   GroupId,
+  GroupOnCompleteArgs,
   GroupStatus,
   KeyStatus,
   ListArgs,
@@ -91,13 +99,33 @@ export class WorkpoolControl {
 
   /**
    * Creates a group (fan-out, fan-in): jobs join it with the enqueue option `group`, from any
-   * number of transactions, until `closeGroup`. Its progress is `groupStatus`.
-   * @param options `name`: 1 to 1,024 characters, for people.
+   * number of transactions, until `closeGroup`. Its progress is `groupStatus`. Once it is closed
+   * and every job of it finished, `onComplete` runs exactly once, after every job's own onComplete
+   * has committed, as `{ groupId, context, counts: { succeeded, failed, canceled } }` (a throw
+   * rolls back its own writes and is logged).
+   * @param options `name`: 1 to 1,024 characters, for people; `onComplete`: a mutation;
+   *   `context`: passed to it as is (at most what a job's inline context may be).
    * @returns the group's id.
    */
-  async createGroup(ctx: MutationCtx | ActionCtx, options?: { name?: string }): Promise<GroupId> {
+  async createGroup<Context = unknown>(
+    ctx: MutationCtx | ActionCtx,
+    options?: {
+      name?: string;
+      onComplete?: FunctionReference<
+        "mutation",
+        FunctionVisibility,
+        GroupOnCompleteArgs<Context>
+      > | null;
+      context?: Context;
+    },
+  ): Promise<GroupId> {
+    if (options?.name !== undefined) validateString(options.name, MAX_NAME_LENGTH, "name");
+    const onComplete = options?.onComplete
+      ? await createFunctionHandle(options.onComplete)
+      : undefined;
     return (await ctx.runMutation(this.component.groups.createGroup, {
       ...(options?.name !== undefined ? { name: options.name } : {}),
+      ...(onComplete !== undefined ? { onComplete, context: options?.context } : {}),
     })) as GroupId;
   }
 

@@ -65,6 +65,7 @@ export {
   vWorkInfo,
   type CompletionOutcome,
   type GroupId,
+  type GroupOnCompleteArgs,
   type GroupStatus,
   type KeyStatus,
   type ListArgs,

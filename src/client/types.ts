@@ -99,6 +99,12 @@ export type { CompletionOutcome };
 
 /** A group's id, as `createGroup` returns it. */
 export type GroupId = string & { __isGroupId: true };
+/** What a group's onComplete receives. */
+export type GroupOnCompleteArgs<Context = unknown> = {
+  groupId: string;
+  context: Context;
+  counts: { succeeded: number; failed: number; canceled: number };
+};
 /** What `groupStatus` returns: `{ id, name?, closed, done, total, pending, running, succeeded,
  * failed, canceled, createdAt, finishedAt? }`. */
 export type { GroupStatus };

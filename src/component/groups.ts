@@ -3,24 +3,41 @@
  * `groupStatus`. A job joins a group at enqueue (`group`, api/groups.ts checks it); the loop counts
  * the group's running and finished jobs (mainLoop/groups.ts) and marks it done when it is closed
  * and its last job finished. Never changes a job's state and never writes the loop's counts.
- * Not yet here: a group's onComplete, cancelGroup, `list({ group })`, retry into a group, the admin
+ * The group's onComplete is runners/groupCallback.ts. Not yet here: cancelGroup, `list({ group })`, retry into a group, the admin
  * functions, and deleting a finished group's rows after statusTtl.
  */
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server.js";
 import { deriveGroupStatus, groupCounts, groupTotal, parseGroupId } from "./api/groups.js";
-import { invalidArgument } from "./model/errors.js";
-import { MAX_NAME_LENGTH, validateString } from "./model/validate.js";
+import { internal } from "./_generated/api.js";
+import { described, invalidArgument } from "./model/errors.js";
+import { MAX_NAME_LENGTH, validateFunctionHandle, validateString } from "./model/validate.js";
+import { fitsInline, measureValue } from "./model/valueMeasure.js";
+import { INLINE_VALUE_BYTES } from "./model/payloads.js";
 import { vGroupStatus } from "./model/validators.js";
 
 /** Creates an open group; returns its id, for enqueues (`group`), `closeGroup` and `groupStatus`. */
 export const createGroup = mutation({
-  args: { name: v.optional(v.string()) },
+  args: {
+    name: v.optional(v.string()),
+    /** A mutation handle, called once the group is done, as `{ groupId, context, counts }`. */
+    onComplete: v.optional(v.string()),
+    context: v.optional(v.any()),
+  },
   returns: v.string(),
-  handler: async (ctx, { name }): Promise<string> => {
+  handler: async (ctx, { name, onComplete, context }): Promise<string> => {
     if (name !== undefined) validateString(name, MAX_NAME_LENGTH, "name");
+    if (onComplete !== undefined) validateFunctionHandle(onComplete, "onComplete");
+    if (context !== undefined && !fitsInline("context", measureValue(context))) {
+      invalidArgument(
+        "context",
+        `must fit inline in the group's row (at most ${INLINE_VALUE_BYTES} bytes, nested as a job's context may be)`,
+        described("a larger value"),
+      );
+    }
     return await ctx.db.insert("groups", {
       ...(name !== undefined ? { name } : {}),
+      ...(onComplete !== undefined ? { onComplete: { fnHandle: onComplete, context } } : {}),
       closed: false,
       createdAt: Date.now(),
     });
@@ -45,6 +62,9 @@ export const closeGroup = mutation({
       closed: true,
       ...(done ? { finishedAt: Date.now() } : {}),
     });
+    if (done) {
+      await ctx.scheduler.runAfter(0, internal.runners.groupCallback.notify, { groupId });
+    }
     return null;
   },
 });

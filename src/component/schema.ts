@@ -300,8 +300,9 @@ export default defineSchema({
 
   /**
    * Groups (API-EXTENSIONS section 12): one row per group. Written by `createGroup` (insert),
-   * `closeGroup` (`closed`; `finishedAt` when every job had finished by then) and the loop
-   * (`finishedAt`, when it finishes the last job of a closed group). Read by enqueues into the
+   * `closeGroup` (`closed`; `finishedAt` when every job had finished by then), the loop
+   * (`finishedAt`, when it finishes the last job of a closed group) and the group's callback
+   * (`notified`). Read by enqueues into the
    * group (open?), `groupStatus` and the loop. Not deleted yet (see groups.ts).
    */
   groups: defineTable({
@@ -310,6 +311,10 @@ export default defineSchema({
     createdAt: v.number(),
     /** When the group became done: closed, and every job of it finished. */
     finishedAt: v.optional(v.number()),
+    /** The group's callback (a mutation handle) and its context (inline-sized). */
+    onComplete: v.optional(v.object({ fnHandle: v.string(), context: v.optional(v.any()) })),
+    /** True once the group's callback ran (runners/groupCallback.ts), or was due with none. */
+    notified: v.optional(v.boolean()),
   }),
 
   /**

@@ -53,6 +53,7 @@ import type * as runners_actionRunner from "../runners/actionRunner.js";
 import type * as runners_batchRun from "../runners/batchRun.js";
 import type * as runners_deliver from "../runners/deliver.js";
 import type * as runners_executor from "../runners/executor.js";
+import type * as runners_groupCallback from "../runners/groupCallback.js";
 import type * as runners_worker from "../runners/worker.js";
 import type * as sweep from "../sweep.js";
 import type * as watchdog from "../watchdog.js";
@@ -111,6 +112,7 @@ const fullApi: ApiFromModules<{
   "runners/batchRun": typeof runners_batchRun;
   "runners/deliver": typeof runners_deliver;
   "runners/executor": typeof runners_executor;
+  "runners/groupCallback": typeof runners_groupCallback;
   "runners/worker": typeof runners_worker;
   sweep: typeof sweep;
   watchdog: typeof watchdog;

@@ -55,7 +55,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
       createGroup: FunctionReference<
         "mutation",
         "internal",
-        { name?: string },
+        { context?: any; name?: string; onComplete?: string },
         string,
         Name
       >;

@@ -5,6 +5,7 @@
  * the group is closed, when no enqueue writes it. Only the loop calls this; it never changes a
  * job's state.
  */
+import { internal } from "../_generated/api.js";
 import type { Id } from "../_generated/dataModel.js";
 import { groupTotal } from "../api/groups.js";
 import type { Pass } from "./pass.js";
@@ -49,6 +50,7 @@ export async function finishInGroup(
   const finished = (state?.succeeded ?? 0) + (state?.failed ?? 0) + (state?.canceled ?? 0);
   if (finished >= (await groupTotal(db, groupId))) {
     await db.patch("groups", groupId, { finishedAt: pass.now });
+    await pass.ctx.scheduler.runAfter(0, internal.runners.groupCallback.notify, { groupId });
     pass.log.info("groupDone", { groupId, finished });
   }
 }

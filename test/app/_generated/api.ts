@@ -11,6 +11,7 @@
 import type * as admin from "../admin.js";
 import type * as brokenExecutors from "../brokenExecutors.js";
 import type * as chaos from "../chaos.js";
+import type * as groups from "../groups.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
@@ -28,6 +29,7 @@ const fullApi: ApiFromModules<{
   admin: typeof admin;
   brokenExecutors: typeof brokenExecutors;
   chaos: typeof chaos;
+  groups: typeof groups;
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;
