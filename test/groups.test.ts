@@ -7,7 +7,16 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
-import { completions, enqueue, inComponent, runFor, runUntil, setup, type T } from "./helpers.js";
+import {
+  completions,
+  enqueue,
+  inComponent,
+  info,
+  runFor,
+  runUntil,
+  setup,
+  type T,
+} from "./helpers.js";
 
 async function createGroup(t: T, name?: string): Promise<string> {
   return await t.mutation(anyApi.pool.callClient, {
@@ -82,7 +91,8 @@ describe("groups", () => {
   it("becomes done when the last job of a closed group finishes", async () => {
     const t = setup();
     const group = await createGroup(t);
-    await enqueue(t, "action", [{ key: "slow", ms: 2000 }], { options: { group } });
+    const [id] = await enqueue(t, "action", [{ key: "slow", ms: 2000 }], { options: { group } });
+    expect((await info(t, id)).group).toBe(group);
     await closeGroup(t, group);
     await runUntil(t, async () => (await groupStatus(t, group)).running === 1);
     expect(await groupStatus(t, group)).toMatchObject({ closed: true, done: false });
@@ -205,3 +215,43 @@ describe("a group's onComplete", () => {
 async function groupCallbacks(t: T): Promise<any[]> {
   return (await completions(t)).filter((c) => c.result?.group === true);
 }
+
+describe("cancelGroup", () => {
+  it("closes the group and cancels its unfinished jobs, a page per transaction", async () => {
+    const t = setup();
+    const group = await t.mutation(anyApi.pool.callClient, {
+      method: "createGroup",
+      args: [{ onComplete: "$ref:groups.onGroupComplete" }],
+    });
+    await enqueue(t, "action", [{ key: "done" }], { options: { group } });
+    await runUntil(t, async () => (await groupStatus(t, group)).succeeded === 1);
+    await enqueue(
+      t,
+      "action",
+      Array.from({ length: 5 }, (_, i) => ({ key: `later${i}` })),
+      { batch: true, options: { group, runAfter: 60_000 } },
+    );
+    await t.mutation(anyApi.pool.callClient, {
+      method: "cancelGroup",
+      args: [group, { limit: 2 }],
+    });
+    expect(await groupStatus(t, group)).toMatchObject({ closed: true, total: 6 });
+    await runUntil(t, async () => (await groupStatus(t, group)).done);
+    expect(await groupStatus(t, group)).toMatchObject({
+      succeeded: 1,
+      canceled: 5,
+      pending: 0,
+      running: 0,
+    });
+    await runUntil(t, async () => (await groupCallbacks(t)).length === 1);
+    expect((await groupCallbacks(t))[0].result.counts).toEqual({
+      succeeded: 1,
+      failed: 0,
+      canceled: 5,
+    });
+    // A done group is left as it is.
+    await t.mutation(anyApi.pool.callClient, { method: "cancelGroup", args: [group] });
+    await runFor(t, 1000);
+    expect((await groupCallbacks(t)).length).toBe(1);
+  });
+});

@@ -139,6 +139,22 @@ export class WorkpoolControl {
   }
 
   /**
+   * Closes a group and cancels its unfinished jobs as `cancel` does, `limit` (1 to 1,000, default
+   * 500) per transaction, the rest in transactions of their own. A group that is done already is
+   * left as it is; an unknown or malformed id throws InvalidArgument naming `id`.
+   */
+  async cancelGroup(
+    ctx: MutationCtx | ActionCtx,
+    id: GroupId,
+    options?: { limit?: number },
+  ): Promise<void> {
+    await ctx.runMutation(this.component.groups.cancelGroup, {
+      id,
+      ...(options?.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /**
    * A group's progress: `{ id, name?, closed, done, total, pending, running, succeeded, failed,
    * canceled, createdAt, finishedAt? }` (`pending`: unfinished jobs not running; `done`: closed and
    * every job finished, at `finishedAt`). Exact, reactive, and a constant number of reads however

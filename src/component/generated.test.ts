@@ -48,6 +48,7 @@ describe("_generated/component.ts", () => {
     expect(publicFns.sort()).toEqual([
       "config.setMaxParallelism",
       "config.update",
+      "groups.cancelGroup",
       "groups.closeGroup",
       "groups.createGroup",
       "groups.groupStatus",

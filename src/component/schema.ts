@@ -98,7 +98,9 @@ export default defineSchema({
     // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_keyState sorts by state
     .index("by_key", ["key"])
     .index("by_keyState", ["key", "state.kind", "listAt"])
-    .index("by_keyOutcome", ["key", "state.result.kind", "listAt"]),
+    .index("by_keyOutcome", ["key", "state.result.kind", "listAt"])
+    // A group's jobs in enqueue order (cancelGroup).
+    .index("by_group", ["group"]),
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.

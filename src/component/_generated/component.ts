@@ -45,6 +45,13 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
       >;
     };
     groups: {
+      cancelGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { id: string; limit?: number },
+        null,
+        Name
+      >;
       closeGroup: FunctionReference<
         "mutation",
         "internal",
@@ -105,6 +112,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             enqueuedAt: number;
             finishedAt?: number;
             fnType: "action" | "mutation" | "query";
+            group?: string;
             id: string;
             key?: string;
             name: string;
@@ -382,6 +390,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           enqueuedAt: number;
           finishedAt?: number;
           fnType: "action" | "mutation" | "query";
+          group?: string;
           id: string;
           key?: string;
           name: string;

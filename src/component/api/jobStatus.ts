@@ -55,6 +55,7 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
     fnType: work.fnType,
     priority: (work.priority ?? "normal") as Priority,
     ...(work.key !== undefined ? { key: work.key } : {}),
+    ...(work.group !== undefined ? { group: work.group as string } : {}),
     previousAttempts: work.attempts,
     ...(work.retriedAs !== undefined ? { retriedAs: work.retriedAs as string } : {}),
     // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.

@@ -266,6 +266,8 @@ export const vWorkInfo = v.object({
   name: v.string(),
   fnType: vFnType,
   key: v.optional(v.string()),
+  /** The group the job joined (section 12), if any. */
+  group: v.optional(v.string()),
   priority: vPriority,
   state: v.union(v.literal("pending"), v.literal("running"), v.literal("finished")),
   /** Attempts made before the current one (pending/running); attempts made in all (finished). */
