@@ -38,6 +38,7 @@ type Case = {
 };
 
 const QUERIES = new Set([
+  "groupStatus",
   "status",
   "statusBatch",
   "info",
@@ -512,6 +513,54 @@ function clientCases(): Case[] {
     names: typeError("number", "10"),
     typeOnly: true,
   });
+
+  // Groups (section 12).
+  cases.push(
+    {
+      name: "createGroup: name over 1,024 characters",
+      call: client("createGroup", [{ name: "n".repeat(1025) }]),
+      names: named("name"),
+    },
+    {
+      name: "closeGroup: id not a GroupId",
+      call: client("closeGroup", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "closeGroup: a WorkId",
+      call: client("closeGroup", [PENDING_ID]),
+      names: named("id"),
+    },
+    {
+      name: "groupStatus: id not a GroupId",
+      call: client("groupStatus", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "cancelGroup: id not a GroupId",
+      call: client("cancelGroup", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "cancelGroup: limit 0",
+      call: client("cancelGroup", ["not-a-group", { limit: 0 }]),
+      names: named("limit"),
+    },
+    {
+      name: "enqueueAction: group not a GroupId",
+      call: client("enqueueAction", [JOB.action, { key: "x" }, { group: "not-a-group" }]),
+      names: named("group"),
+    },
+    {
+      name: "enqueueActionBatch: group not a GroupId",
+      call: client("enqueueActionBatch", [
+        JOB.action,
+        [{ key: "x" }, { key: "y" }],
+        { group: "g" },
+      ]),
+      names: named("items[0].group"),
+    },
+  );
 
   // Manual completion (section 11): the enqueue option and `complete`.
   cases.push(
@@ -1420,6 +1469,10 @@ describe("bad-input catalogue", () => {
         "lib.cancelAll",
         "lib.complete",
         "complete",
+        "createGroup",
+        "closeGroup",
+        "cancelGroup",
+        "groupStatus",
         "lib.status",
         "lib.statusBatch",
         "config.setMaxParallelism",
