@@ -255,3 +255,31 @@ describe("cancelGroup", () => {
     expect((await groupCallbacks(t)).length).toBe(1);
   });
 });
+
+describe("retry in a group", () => {
+  it("puts the rerun in the job's group while the group is not done, even closed", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    const [flaky] = await enqueue(t, "action", [{ key: "f", failTimes: 1 }], {
+      options: { group },
+    });
+    await enqueue(t, "action", [{ key: "slow", ms: 3000 }], { options: { group } });
+    await closeGroup(t, group);
+    await runUntil(t, async () => (await groupStatus(t, group)).failed === 1);
+    const rerun = await t.mutation(anyApi.pool.callClient, { method: "retry", args: [flaky] });
+    expect((await info(t, rerun)).group).toBe(group);
+    expect(await groupStatus(t, group)).toMatchObject({ total: 3, failed: 1, done: false });
+    await runUntil(t, async () => (await groupStatus(t, group)).done);
+    expect(await groupStatus(t, group)).toMatchObject({ total: 3, succeeded: 2, failed: 1 });
+    // Once the group is done, a rerun is in no group.
+    const [late] = await enqueue(t, "action", [{ key: "g", failTimes: 1 }], {
+      options: { group: await createGroup(t) },
+    });
+    const lateGroup = (await info(t, late)).group;
+    await closeGroup(t, lateGroup);
+    await runUntil(t, async () => (await groupStatus(t, lateGroup)).done);
+    const again = await t.mutation(anyApi.pool.callClient, { method: "retry", args: [late] });
+    expect((await info(t, again)).group).toBeUndefined();
+    expect((await groupStatus(t, lateGroup)).total).toBe(1);
+  });
+});
