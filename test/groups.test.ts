@@ -283,3 +283,30 @@ describe("retry in a group", () => {
     expect((await groupStatus(t, lateGroup)).total).toBe(1);
   });
 });
+
+describe("list({ group })", () => {
+  it("pages one group's jobs, with state and outcome filters, and refuses key with group", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    const ids = await enqueue(t, "action", [{ key: "a" }, { key: "b", failTimes: 1 }], {
+      batch: true,
+      options: { group },
+    });
+    const [slow] = await enqueue(t, "action", [{ key: "c", ms: 5000 }], { options: { group } });
+    await enqueue(t, "action", [{ key: "outsider" }]);
+    await runUntil(t, async () => (await groupStatus(t, group)).failed === 1);
+    const list = async (filter: object) =>
+      (
+        await t.query(anyApi.pool.callClientQuery, {
+          method: "list",
+          args: [{ ...filter, paginationOpts: { numItems: 10, cursor: null } }],
+        })
+      ).page.map((job: any) => job.id);
+    expect((await list({ group })).sort()).toEqual([...ids, slow].sort());
+    expect(await list({ group, state: "running" })).toEqual([slow]);
+    expect(await list({ group, outcome: "failed" })).toEqual([ids[1]]);
+    expect((await list({ group, state: "finished" })).sort()).toEqual([...ids].sort());
+    await expect(list({ group, key: "a" })).rejects.toThrow(/invalid group: give key or group/);
+    await expect(list({ group: "not-a-group" })).rejects.toThrow(/invalid group/);
+  });
+});

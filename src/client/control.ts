@@ -268,7 +268,8 @@ export class WorkpoolControl {
 
   /**
    * A page of jobs, for an admin page (`usePaginatedQuery`): `state` filters by state, `outcome`
-   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key. Pending
+   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key, `group`
+   * by group (not with `key`). Pending
    * jobs come by due time and running ones by start time (oldest first), finished ones newest
    * first; with neither state nor outcome, newest enqueued first. Each job is as `info` shows it,
    * without a success's return value. At most 1,000 jobs a page.

@@ -4,7 +4,7 @@
  * the group's running and finished jobs (mainLoop/groups.ts) and marks it done when it is closed
  * and its last job finished. Never changes a job's state and never writes the loop's counts.
  * `cancelGroup` closes a group and cancels its jobs a page at a time. The group's onComplete is
- * runners/groupCallback.ts. Not yet here: `list({ group })`, the admin
+ * runners/groupCallback.ts. Not yet here: the admin
  * functions, and deleting a finished group's rows after statusTtl.
  */
 import { v } from "convex/values";

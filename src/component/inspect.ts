@@ -5,7 +5,8 @@
  * and they read only what the loop and the enqueue paths already keep (stats.ts, enqueue.ts).
  */
 import { paginationOptsValidator, paginationResultValidator } from "convex/server";
-import type { Doc } from "./_generated/dataModel.js";
+import type { Doc, Id } from "./_generated/dataModel.js";
+import { parseGroupId } from "./api/groups.js";
 import { query, type QueryCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { ENQUEUE_COUNT_SHARDS } from "./api/enqueue.js";
@@ -40,6 +41,7 @@ export const MAX_LIST_PAGE = 1000;
 function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
   const { key, outcome } = filter;
   const work = ctx.db.query("work");
+  if (filter.group !== undefined) return groupJobsInListOrder(ctx, filter, loop);
   if (outcome !== undefined) {
     return key === undefined
       ? work.withIndex("by_outcome", (q) => q.eq("state.result.kind", outcome)).order("desc")
@@ -69,6 +71,32 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
         .order(order);
 }
 
+/** `jobsInListOrder` for one group's jobs (`group` given, `key` not), in the same orders. */
+function groupJobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
+  const group = filter.group as Id<"groups">;
+  const work = ctx.db.query("work");
+  const { outcome, state } = filter;
+  if (outcome !== undefined) {
+    return work
+      .withIndex("by_groupOutcome", (q) => q.eq("group", group).eq("state.result.kind", outcome))
+      .order("desc");
+  }
+  if (state === undefined) {
+    return work.withIndex("by_group", (q) => q.eq("group", group)).order("desc");
+  }
+  const floor =
+    state === "pending"
+      ? (loop?.pendingFloor ?? 0)
+      : state === "running"
+        ? (loop?.recoveryFloor ?? 0)
+        : Number.NEGATIVE_INFINITY;
+  return work
+    .withIndex("by_groupState", (q) =>
+      q.eq("group", group).eq("state.kind", state).gte("listAt", floor),
+    )
+    .order(state === "finished" ? "desc" : "asc");
+}
+
 /** A page of jobs, filtered by state, outcome and key (see `jobsInListOrder` for the order). */
 export const list = query({
   args: { ...vListFilter, paginationOpts: paginationOptsValidator },
@@ -90,6 +118,12 @@ export const list = query({
       );
     }
     if (filter.key !== undefined) validateKey(filter.key);
+    if (filter.group !== undefined) {
+      if (filter.key !== undefined) {
+        invalidArgument("group", "give key or group, not both", filter.group);
+      }
+      parseGroupId(ctx.db, filter.group, "group");
+    }
     // Only pending and running pages start at the loop's floors; others need not re-run (as a
     // subscription) on every pass that rewrites the loop's state.
     const needsFloor =

@@ -99,8 +99,12 @@ export default defineSchema({
     .index("by_key", ["key"])
     .index("by_keyState", ["key", "state.kind", "listAt"])
     .index("by_keyOutcome", ["key", "state.result.kind", "listAt"])
-    // A group's jobs in enqueue order (cancelGroup).
-    .index("by_group", ["group"]),
+    // A group's jobs in enqueue order (cancelGroup, `list({ group })`), by state and by outcome
+    // (`list`), as for keys.
+    // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_groupState sorts by state
+    .index("by_group", ["group"])
+    .index("by_groupState", ["group", "state.kind", "listAt"])
+    .index("by_groupOutcome", ["group", "state.result.kind", "listAt"]),
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.

@@ -92,6 +92,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "query",
         "internal",
         {
+          group?: string;
           key?: string;
           outcome?: "success" | "failed" | "canceled";
           paginationOpts: {

@@ -386,6 +386,8 @@ export const vListFilter = {
   outcome: v.optional(vResultKind),
   /** Only this key's jobs. */
   key: v.optional(v.string()),
+  /** Only this group's jobs (a GroupId; not with `key`). */
+  group: v.optional(v.string()),
 };
 export type ListFilter = ObjectType<typeof vListFilter>;
 
