@@ -30,6 +30,8 @@ const ACCESS_OF: Record<AdminOperation, Access> = {
   resume: "settings",
   setKeyParallelism: "settings",
   setMaxParallelism: "settings",
+  group: "read",
+  cancelGroup: "jobs",
 };
 
 /** The access an admin API operation needs. */

@@ -7,7 +7,7 @@ import { Workpool, type AdminOperation, type WorkpoolComponent } from "../../src
 const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
 const pool = new Workpool(components.workpool, {});
 
-const READS: AdminOperation[] = ["overview", "jobs", "job"];
+const READS: AdminOperation[] = ["overview", "jobs", "job", "group"];
 
 export const {
   overview,
@@ -19,6 +19,8 @@ export const {
   resume,
   setKeyParallelism,
   setMaxParallelism,
+  group,
+  cancelGroup,
 } = pool.adminApi({
   authorize: async (ctx, { operation }) => {
     const identity = await ctx.auth.getUserIdentity();
