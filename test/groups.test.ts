@@ -7,6 +7,7 @@
 import { anyApi } from "convex/server";
 import { describe, expect, it } from "vitest";
 import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
+import { GROUP_STATUS_TTL_MS } from "../src/component/mainLoop/groups.js";
 import {
   completions,
   enqueue,
@@ -308,5 +309,24 @@ describe("list({ group })", () => {
     expect((await list({ group, state: "finished" })).sort()).toEqual([...ids].sort());
     await expect(list({ group, key: "a" })).rejects.toThrow(/invalid group: give key or group/);
     await expect(list({ group: "not-a-group" })).rejects.toThrow(/invalid group/);
+  });
+});
+
+describe("a done group's rows", () => {
+  it("are deleted by the sweep after the status TTL, with its ledger and counts", async () => {
+    const t = setup();
+    const group = await createGroup(t);
+    await enqueue(t, "action", [{ key: "a" }, { key: "b" }], { batch: true, options: { group } });
+    await closeGroup(t, group);
+    await runUntil(t, async () => (await groupStatus(t, group)).done);
+    await runFor(t, GROUP_STATUS_TTL_MS / 2, 60_000);
+    expect(await groupStatus(t, group)).toMatchObject({ done: true, succeeded: 2 });
+    await runFor(t, GROUP_STATUS_TTL_MS / 2 + 60_000, 60_000);
+    expect(await groupStatus(t, group)).toBeNull();
+    const rows = await inComponent(t, async (ctx) => ({
+      ledger: await ctx.db.query("groupLedger").collect(),
+      state: await ctx.db.query("groupState").collect(),
+    }));
+    expect(rows).toEqual({ ledger: [], state: [] });
   });
 });

@@ -5,12 +5,13 @@
  * and its last job finished. Never changes a job's state and never writes the loop's counts.
  * `cancelGroup` closes a group and cancels its jobs a page at a time. The group's onComplete is
  * runners/groupCallback.ts. Not yet here: the admin
- * functions, and deleting a finished group's rows after statusTtl.
+ * functions.
  */
 import { v } from "convex/values";
 import type { Doc, Id } from "./_generated/dataModel.js";
 import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server.js";
 import { claimSegment } from "./api/kick.js";
+import { GROUP_STATUS_TTL_MS } from "./mainLoop/groups.js";
 import { DEFAULT_CANCEL_ALL_BATCH, MAX_CANCEL_ALL_BATCH } from "./lib.js";
 import { deriveGroupStatus, groupCounts, groupTotal, parseGroupId } from "./api/groups.js";
 import { internal } from "./_generated/api.js";
@@ -76,7 +77,7 @@ async function close(ctx: MutationCtx, group: Doc<"groups">): Promise<void> {
   const done = succeeded + failed + canceled >= (await groupTotal(ctx.db, groupId));
   await ctx.db.patch("groups", groupId, {
     closed: true,
-    ...(done ? { finishedAt: Date.now() } : {}),
+    ...(done ? { finishedAt: Date.now(), expiresAt: Date.now() + GROUP_STATUS_TTL_MS } : {}),
   });
   if (done) {
     await ctx.scheduler.runAfter(0, internal.runners.groupCallback.notify, { groupId });

@@ -309,7 +309,8 @@ export default defineSchema({
    * `closeGroup` (`closed`; `finishedAt` when every job had finished by then), the loop
    * (`finishedAt`, when it finishes the last job of a closed group) and the group's callback
    * (`notified`). Read by enqueues into the
-   * group (open?), `groupStatus` and the loop. Not deleted yet (see groups.ts).
+   * group (open?), `groupStatus` and the loop. Deleted by the sweeper, with its ledger and state
+   * rows, GROUP_STATUS_TTL_MS after it was done.
    */
   groups: defineTable({
     name: v.optional(v.string()),
@@ -321,14 +322,16 @@ export default defineSchema({
     onComplete: v.optional(v.object({ fnHandle: v.string(), context: v.optional(v.any()) })),
     /** True once the group's callback ran (runners/groupCallback.ts), or was due with none. */
     notified: v.optional(v.boolean()),
-  }),
+    /** When the sweeper deletes the group's rows: GROUP_STATUS_TTL_MS after it was done. */
+    expiresAt: v.optional(v.number()),
+  }).index("by_expiresAt", ["expiresAt"]),
 
   /**
    * Each group's enqueues, counted by the enqueue calls: up to ENQUEUE_COUNT_SHARDS rows per group,
    * one per shard, as `keyLedger` for keys, so that concurrent enqueues into one group touch the
    * same row only when they touch the same `enqueueCounts` row (1 time in 16). Written only by
    * enqueues; read by `groupStatus` (all of a group's rows: a constant number), `closeGroup` and the
-   * loop once the group is closed (no enqueue writes them then). Not deleted yet.
+   * loop once the group is closed (no enqueue writes them then). Deleted with the group.
    */
   groupLedger: defineTable({
     groupId: v.id("groups"),
@@ -339,7 +342,7 @@ export default defineSchema({
   /**
    * What the loop counts of each group: jobs running and finished by outcome. One row per group
    * that has started a job, written only by the loop (so no enqueue conflicts with it); read by
-   * `groupStatus` and `closeGroup`. Not deleted yet.
+   * `groupStatus` and `closeGroup`. Deleted with the group.
    */
   groupState: defineTable({
     groupId: v.id("groups"),

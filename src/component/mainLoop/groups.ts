@@ -7,10 +7,44 @@
  */
 import { internal } from "../_generated/api.js";
 import type { Id } from "../_generated/dataModel.js";
+import type { MutationCtx } from "../_generated/server.js";
+import { DEFAULT_STATUS_TTL_MS } from "../api/enqueue.js";
 import { groupTotal } from "../api/groups.js";
 import type { Pass } from "./pass.js";
 
 type Counted = "running" | "succeeded" | "failed" | "canceled";
+
+/** How long a done group's status stays readable: a day, a job's default statusTtl (a group has
+ * no statusTtl of its own yet). */
+export const GROUP_STATUS_TTL_MS = DEFAULT_STATUS_TTL_MS;
+
+/** Done groups the sweeper deletes per sweep transaction at most: each costs a read and a write
+ * for its row, its state row and up to 16 ledger rows, so 20 stay far inside a transaction. */
+export const GROUP_SWEEP_BATCH = 20;
+
+/** Deletes up to GROUP_SWEEP_BATCH groups that expired by `upTo`, with their ledger and state
+ * rows (the sweeper's, once per sweep; more wait for the next). */
+export async function sweepGroups(ctx: MutationCtx, upTo: number): Promise<void> {
+  const expired = await ctx.db
+    .query("groups")
+    .withIndex("by_expiresAt", (q) => q.gt("expiresAt", 0).lte("expiresAt", upTo))
+    .take(GROUP_SWEEP_BATCH);
+  for (const group of expired) {
+    const rows = [
+      ...(await ctx.db
+        .query("groupLedger")
+        .withIndex("by_groupShard", (q) => q.eq("groupId", group._id))
+        .collect()),
+    ];
+    for (const row of rows) await ctx.db.delete("groupLedger", row._id);
+    const state = await ctx.db
+      .query("groupState")
+      .withIndex("by_group", (q) => q.eq("groupId", group._id))
+      .first();
+    if (state !== null) await ctx.db.delete("groupState", state._id);
+    await ctx.db.delete("groups", group._id);
+  }
+}
 
 /** Adds `delta` to one of the group's counts. */
 export async function countInGroup(
@@ -49,7 +83,10 @@ export async function finishInGroup(
     .first();
   const finished = (state?.succeeded ?? 0) + (state?.failed ?? 0) + (state?.canceled ?? 0);
   if (finished >= (await groupTotal(db, groupId))) {
-    await db.patch("groups", groupId, { finishedAt: pass.now });
+    await db.patch("groups", groupId, {
+      finishedAt: pass.now,
+      expiresAt: pass.now + GROUP_STATUS_TTL_MS,
+    });
     await pass.ctx.scheduler.runAfter(0, internal.runners.groupCallback.notify, { groupId });
     pass.log.info("groupDone", { groupId, finished });
   }

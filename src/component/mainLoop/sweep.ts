@@ -13,6 +13,7 @@ import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import type { Pass } from "./pass.js";
 import { keyLedgerRows, sumLedger } from "../api/keyLedger.js";
+import { sweepGroups } from "./groups.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
 export const SWEEP_BATCH = 50;
@@ -37,6 +38,8 @@ export const sweep = internalMutation({
       .query("work")
       .withIndex("by_expiresAt", (q) => q.gte("expiresAt", from ?? 0).lte("expiresAt", upTo))
       .paginate({ numItems: SWEEP_BATCH, cursor: cursor ?? null });
+    // Done groups, once per sweep (its first page), a batch at a time (mainLoop/groups.ts).
+    if (cursor === undefined) await sweepGroups(ctx, upTo);
     let stoppedEarly = false;
     const swept: Doc<"work">[] = [];
     for (const work of page.page) {
