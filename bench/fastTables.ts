@@ -180,12 +180,21 @@ export function patchDatabasePrototype(proto: any): void {
 export function installFastTables(): void {
   if (installed) return;
   installed = true;
+  patchEachBackendDatabase(patchDatabasePrototype);
+}
+
+/**
+ * Calls `patch` with the database prototype of each component of every convex-test backend, as the
+ * backend's transactions enter their AsyncLocalStorage: the one hook the test backend's speed-ups
+ * (this file's, test/indexedRanges.ts) are installed through. `patch` must be idempotent.
+ */
+export function patchEachBackendDatabase(patch: (prototype: object) => void): void {
   const alsProto = AsyncLocalStorage.prototype as any;
   const origRun = alsProto.run;
   alsProto.run = function (this: unknown, store: any, ...rest: unknown[]) {
     if (isConvexGlobal(store)) {
       for (const component of Object.values(store.components ?? {}) as Array<{ db?: object }>) {
-        if (component.db) patchDatabasePrototype(Object.getPrototypeOf(component.db));
+        if (component.db) patch(Object.getPrototypeOf(component.db));
       }
     }
     return origRun.call(this, store, ...rest);

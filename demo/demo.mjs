@@ -116,6 +116,14 @@ const flags = {
     max: 1000,
     help: "with --serve: virtual ms per real ms",
   },
+  "serve-digest-s": {
+    env: "DEMO_SERVE_DIGEST_S",
+    def: "10",
+    int: true,
+    min: 0,
+    max: 59,
+    help: "with --serve: a digest schedule every N virtual seconds, in the schedules panel (0: none)",
+  },
   report: {
     env: "DEMO_REPORT",
     def: undefined, // chosen by the workload:

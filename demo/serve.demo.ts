@@ -53,6 +53,8 @@ const port = envNumber("DEMO_SERVE_PORT", 4173);
 const serveForS = envNumber("DEMO_SERVE_FOR", 0);
 /** Virtual ms per real ms. */
 const speed = envNumber("DEMO_SERVE_SPEED", 1);
+/** Virtual seconds between the demo's digests (a schedule, shown in the page's panel); 0: none. */
+const digestEveryS = envNumber("DEMO_SERVE_DIGEST_S", 10);
 const bundlePath = process.env.DEMO_SERVE_BUNDLE ?? "";
 /** demo.mjs creates this file to stop the server (on Ctrl-C or SIGTERM). */
 const stopFile = process.env.DEMO_SERVE_STOP ?? "";
@@ -125,6 +127,19 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
     await t.mutation(api.emails.sendEmails, { emails, ms: durationMs, failRate, seed });
   }
 
+  // A digest every few seconds (a six-field cron, seconds first): the page's schedules panel
+  // shows it firing.
+  if (digestEveryS > 0) {
+    await t.mutation(api.digests.subscribe, {
+      to: "demo@example.com",
+      timezone: "UTC",
+      cron: `*/${digestEveryS} * * * * *`,
+      ms: durationMs,
+      failRate,
+      seed,
+    });
+  }
+
   const state = async (query: URLSearchParams) => {
     const count = (name: string, def: number) =>
       Math.min(MAX_JOBS_SHOWN, Math.max(1, Number(query.get(name) ?? def) || def));
@@ -140,6 +155,9 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
       }),
       running: await jobsOf({ state: "running" }, count("running", 10)),
       failed: await jobsOf({ outcome: "failed" }, count("failed", 10)),
+      schedules: await admin.query(api.workpoolAdmin.schedules, {
+        paginationOpts: { numItems: 10, cursor: null },
+      }),
       virtualNow: Date.now(),
     };
   };
@@ -151,6 +169,9 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
     resume: api.workpoolAdmin.resume,
     setKeyParallelism: api.workpoolAdmin.setKeyParallelism,
     setMaxParallelism: api.workpoolAdmin.setMaxParallelism,
+    pauseSchedule: api.workpoolAdmin.pauseSchedule,
+    resumeSchedule: api.workpoolAdmin.resumeSchedule,
+    runScheduleNow: api.workpoolAdmin.runScheduleNow,
   } as const;
 
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer) => {

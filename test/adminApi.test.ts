@@ -66,6 +66,10 @@ function everyCall(ids: { failed: string; pending: string; group: string }) {
     { fn: "setMaxParallelism", kind: "mutation", args: { maxParallelism: 7 } },
     { fn: "group", kind: "query", args: { id: ids.group } },
     { fn: "cancelGroup", kind: "mutation", args: { id: ids.group } },
+    { fn: "schedules", kind: "query", args: { paginationOpts: { numItems: 10, cursor: null } } },
+    { fn: "pauseSchedule", kind: "mutation", args: { name: "nightly" } },
+    { fn: "resumeSchedule", kind: "mutation", args: { name: "nightly" } },
+    { fn: "runScheduleNow", kind: "mutation", args: { name: "nightly" } },
   ] as const;
 }
 
@@ -210,6 +214,27 @@ describe("adminApi, denied", () => {
       }
     });
   }
+
+  it("schedules, pauseSchedule, resumeSchedule, runScheduleNow: what the pool's methods do", async () => {
+    const t = setup();
+    await t.mutation(anyApi.schedules.schedule, {
+      kind: "mutation",
+      name: "nightly",
+      args: { key: "nightly" },
+      options: { cron: "0 3 * * *", timezone: "Europe/Berlin" },
+    });
+    const as = t.withIdentity(ADMIN);
+    const list = async () =>
+      (await as.query(admin.schedules, { paginationOpts: { numItems: 10, cursor: null } })).page;
+    expect((await list()).map((s: any) => [s.name, s.paused])).toEqual([["nightly", false]]);
+    expect(await as.mutation(admin.pauseSchedule, { name: "nightly" })).toBe(true);
+    expect((await list())[0]).toMatchObject({ paused: true, nextRunAt: null });
+    expect(await as.mutation(admin.resumeSchedule, { name: "nightly" })).toBe(true);
+    expect((await list())[0].nextRunAt).toEqual(expect.any(Number));
+    const workId = await as.mutation(admin.runScheduleNow, { name: "nightly" });
+    expect((await list())[0].lastRun.workId).toBe(workId);
+    expect(await as.mutation(admin.pauseSchedule, { name: "unknown" })).toBe(false);
+  });
 
   it("lets the viewer read what the admin reads", async () => {
     const t = setup();

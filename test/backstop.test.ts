@@ -1,9 +1,10 @@
 /**
  * The backstop (mainLoop/watchdog.ts `restartPass`, main.ts `narrowPass`): a loop pass that fails
  * at commit whatever it does — a write over a Convex limit cannot be caught inside the pass — must
- * not stop the pool. The watchdog restarts the loop with narrow passes, one outcome each; when the
- * same outcome fails its narrow pass twice, the next one sets its job aside as failed, with the
- * error, and the loop goes on.
+ * not stop the pool. The watchdog restarts the loop with narrow passes, one stage each, the stage
+ * that failed split (completions: one outcome each); when the same outcome fails its narrow pass
+ * twice with a limit error, the next one sets its job aside as failed, with the error, and the
+ * loop goes on; any other stage failing so is skipped, and the other stages go on.
  *
  * The poisoned outcome is a `pendingCompletion` row as a worker of 7683cb6 filed it: a return value
  * 15 arrays deep kept inline, which the loop's patch of the job's `work` row (two levels further
@@ -15,7 +16,14 @@ import { loadModules } from "../src/test.js";
 import { segmentOf } from "../src/component/model/segments.js";
 import { nestedArrays } from "./app/jobs.js";
 import { setupDeployment } from "./deployment.js";
-import { appModules, completions, enqueue, inComponent, info } from "./helpers.js";
+import {
+  appModules,
+  completions,
+  enqueue,
+  inComponent,
+  info,
+  interceptSyscalls,
+} from "./helpers.js";
 
 beforeAll(async () => await loadModules(appModules));
 
@@ -52,9 +60,8 @@ describe("the backstop for a pass that fails at commit", () => {
     expect(byId.get(poisoned)?.result).toEqual({
       kind: "failed",
       error: expect.stringMatching(
-        // (The reason is the error the scheduler recorded for the failed pass; convex-test keeps
-        // none, so the backend's is generic here.)
-        /^workpool: set aside: the loop failed twice on this job's outcome \(success\): /,
+        // The reason is the error the scheduler recorded for the failed pass: a limit.
+        /^workpool: set aside: the loop failed twice on this job's outcome \(success\): .*too nested/,
       ),
     });
     expect(byId.get(other)?.result).toEqual({ kind: "success", returnValue: "other" });
@@ -62,4 +69,60 @@ describe("the backstop for a pass that fails at commit", () => {
     // Set aside once: the action's own report, when it comes, is stale.
     expect([...byId.values()].filter((c) => c.workId === poisoned)).toHaveLength(1);
   }, 60_000);
+
+  it("skips a stage that fails every pass with a limit error, and every job still finishes", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const narrowPasses: Array<{ stage: string; failed?: string; skip: boolean }> = [];
+    vi.spyOn(console, "warn").mockImplementation((line: string) => {
+      const parsed = JSON.parse(line);
+      if (parsed.event === "narrowPass") narrowPasses.push(parsed);
+    });
+    const { t, deployment } = await setupDeployment({ seed: 12, maxStartDelayMs: 0 });
+    // Every schedule of the sweeper by the loop meets a limit (as if the pass had scheduled too
+    // many functions already): the sweep stage fails every pass it has something to sweep in.
+    let refused = 0;
+    interceptSyscalls(async (op, jsonArgs, next) => {
+      const fn: string | undefined = (deployment as any).currentTx()?.fn;
+      if (
+        op === "1.0/schedule" &&
+        /main:main$/.test(fn ?? "") &&
+        /sweep(\.js)?:sweep/.test(jsonArgs)
+      ) {
+        refused++;
+        throw new Error(
+          "Scheduled too many functions in a single function execution (limit: 1000). " +
+            "This is a Convex limit: https://docs.convex.dev/production/state/limits",
+        );
+      }
+      return await next(op, jsonArgs);
+    });
+    const poolOptions = { statusTtl: 1_000 };
+    const first = await enqueue(
+      t,
+      "mutation",
+      Array.from({ length: 20 }, (_, i) => ({ key: `a${i}` })),
+      { batch: true, poolOptions },
+    );
+    await deployment.run(20_000, 100);
+    const later = await enqueue(
+      t,
+      "mutation",
+      Array.from({ length: 20 }, (_, i) => ({ key: `b${i}` })),
+      { batch: true, poolOptions },
+    );
+    await deployment.run(240_000, 200);
+    const failedInSweep = deployment.failures.filter((f) => /main/.test(f.fn));
+    expect(refused).toBeGreaterThan(0);
+    expect(failedInSweep.length).toBeGreaterThan(0);
+    // The watchdog read the stage from the failed pass's error: the chain split the sweep stage
+    // alone, which failed twice with a limit error and was skipped.
+    expect(narrowPasses).toContainEqual(
+      expect.objectContaining({ stage: "completions", failed: "sweep" }),
+    );
+    expect(narrowPasses).toContainEqual(expect.objectContaining({ stage: "sweep", skip: true }));
+    const delivered = new Map((await completions(t)).map((c) => [c.workId, c.result]));
+    for (const id of [...first, ...later]) {
+      expect(delivered.get(id)).toEqual({ kind: "success", returnValue: expect.any(String) });
+    }
+  }, 120_000);
 });

@@ -39,6 +39,10 @@ type Case = {
 
 const QUERIES = new Set([
   "groupStatus",
+  "getSchedule",
+  "listSchedules",
+  "schedules.get",
+  "schedules.list",
   "status",
   "statusBatch",
   "info",
@@ -1357,7 +1361,136 @@ function componentCases(): Case[] {
   return cases;
 }
 
-const CASES = [...clientCases(), ...componentCases()];
+/** Recurring schedules (API-EXTENSIONS §10): their client methods and component functions. */
+function recurringCases(): Case[] {
+  const client = (method: string, args: unknown[]): Call => ({ via: "client", method, args });
+  const component = (fn: string, args: unknown): Call => ({ via: "component", fn, args });
+  const every = { everyMs: 60_000 };
+  const cases: Case[] = [];
+  const optionCases: Array<[string, object, string]> = [
+    ["neither cron nor everyMs", {}, "cron/everyMs"],
+    ["both cron and everyMs", { cron: "* * * * *", everyMs: 60_000 }, "cron/everyMs"],
+    ["a cron that does not parse", { cron: "61 * * * *" }, "cron"],
+    ["a cron with no time", { cron: "0 0 31 2 *" }, "cron"],
+    ["an unknown timezone", { cron: "* * * * *", timezone: "Nowhere/Else" }, "timezone"],
+    ["a timezone with everyMs", { ...every, timezone: "UTC" }, "timezone"],
+    ["everyMs under 1,000", { everyMs: 999 }, "everyMs"],
+    ["everyMs NaN", { everyMs: NaN }, "everyMs"],
+    ["endAt in the past", { ...every, endAt: 1 }, "endAt"],
+    ["endAt before startAt", { ...every, startAt: 4e12, endAt: 3e12 }, "endAt"],
+    ["startAt Infinity", { ...every, startAt: Infinity }, "startAt"],
+    ["an unknown overlap", { ...every, overlap: "queue" }, "overlap"],
+    ["catchupWindowMs negative", { ...every, catchupWindowMs: -1 }, "catchupWindowMs"],
+    ["jitterMs fractional", { ...every, jitterMs: 0.5 }, "jitterMs"],
+  ];
+  for (const [what, options, argument] of optionCases) {
+    cases.push({
+      name: `scheduleAction: ${what}`,
+      call: client("scheduleAction", ["s", JOB.action, { key: "x" }, options]),
+      names: named(argument),
+    });
+  }
+  cases.push(
+    {
+      name: "scheduleAction: an empty name",
+      call: client("scheduleAction", ["", JOB.action, { key: "x" }, every]),
+      names: named("name"),
+    },
+    {
+      name: "scheduleMutation: a name over 256 characters",
+      call: client("scheduleMutation", ["n".repeat(257), JOB.mutation, { key: "x" }, every]),
+      names: named("name"),
+    },
+    {
+      name: "scheduleQuery: catchupWindowMs Infinity",
+      call: client("scheduleQuery", [
+        "s",
+        JOB.query,
+        { key: "x" },
+        { ...every, catchupWindowMs: Infinity },
+      ]),
+      names: named("catchupWindowMs"),
+    },
+    {
+      name: "pauseSchedule: an empty name",
+      call: client("pauseSchedule", [""]),
+      names: named("name"),
+    },
+    {
+      name: "resumeSchedule: an empty name",
+      call: client("resumeSchedule", [""]),
+      names: named("name"),
+    },
+    { name: "unschedule: an empty name", call: client("unschedule", [""]), names: named("name") },
+    {
+      name: "runScheduleNow: an unknown name",
+      call: client("runScheduleNow", ["nobody"]),
+      names: named("name"),
+    },
+    { name: "getSchedule: an empty name", call: client("getSchedule", [""]), names: named("name") },
+    {
+      name: "listSchedules: numItems 0",
+      call: client("listSchedules", [{ paginationOpts: { numItems: 0, cursor: null } }]),
+      names: named("paginationOpts.numItems"),
+    },
+    {
+      name: "schedules.schedule: a cron that does not parse",
+      call: component("schedules.schedule", {
+        name: "s",
+        run: {
+          fnHandle: "$handle:jobs.mutation",
+          fnName: "jobs:mutation",
+          fnArgs: {},
+          fnType: "mutation",
+        },
+        cron: "* * *",
+      }),
+      names: named("cron"),
+    },
+    {
+      name: "schedules.schedule: a run whose fnHandle is no handle",
+      call: component("schedules.schedule", {
+        name: "s",
+        run: { fnHandle: "jobs:mutation", fnName: "jobs:mutation", fnArgs: {}, fnType: "mutation" },
+        everyMs: 60_000,
+      }),
+      names: named("fnHandle"),
+    },
+    {
+      name: "schedules.pause: an empty name",
+      call: component("schedules.pause", { name: "" }),
+      names: named("name"),
+    },
+    {
+      name: "schedules.resume: an empty name",
+      call: component("schedules.resume", { name: "" }),
+      names: named("name"),
+    },
+    {
+      name: "schedules.unschedule: an empty name",
+      call: component("schedules.unschedule", { name: "" }),
+      names: named("name"),
+    },
+    {
+      name: "schedules.runNow: an unknown name",
+      call: component("schedules.runNow", { name: "nobody" }),
+      names: named("name"),
+    },
+    {
+      name: "schedules.get: an empty name",
+      call: component("schedules.get", { name: "" }),
+      names: named("name"),
+    },
+    {
+      name: "schedules.list: numItems 0",
+      call: component("schedules.list", { paginationOpts: { numItems: 0, cursor: null } }),
+      names: named("paginationOpts.numItems"),
+    },
+  );
+  return cases;
+}
+
+const CASES = [...clientCases(), ...componentCases(), ...recurringCases()];
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -1409,6 +1542,13 @@ beforeAll(async () => {
     async (ctx) => (await ctx.db.query("pendingStart").first())._id,
   );
   Object.assign(seeded, { pendingId, finishedId, otherTableId });
+  // A schedule (hourly: it does not fire while the catalogue runs, the clock stands still).
+  await t.mutation(anyApi.schedules.schedule, {
+    kind: "mutation",
+    name: "seeded",
+    args: { key: "seeded" },
+    options: { everyMs: 3_600_000 },
+  });
   const rows = (await allRows(t)).component;
   for (const table of Object.keys(rows)) expect(rows[table].length, table).toBeGreaterThan(0);
   expect(rows.work.map((w: any) => w.state.kind).sort()).toEqual([
@@ -1477,6 +1617,22 @@ describe("bad-input catalogue", () => {
         "lib.statusBatch",
         "config.setMaxParallelism",
         "config.update",
+        "scheduleAction",
+        "scheduleMutation",
+        "scheduleQuery",
+        "pauseSchedule",
+        "resumeSchedule",
+        "unschedule",
+        "runScheduleNow",
+        "getSchedule",
+        "listSchedules",
+        "schedules.schedule",
+        "schedules.pause",
+        "schedules.resume",
+        "schedules.unschedule",
+        "schedules.runNow",
+        "schedules.get",
+        "schedules.list",
       ].sort(),
     );
     expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);

@@ -124,6 +124,11 @@ export type Bulk = {
   /** A fault of the loop's armed right after the enqueue: a loop that only enqueue wake-ups took
    * out of idle, and then died, with no later enqueue to wake it (review finding 2). */
   faultAfter: Fault | undefined;
+  /** Heavy loads only: job i runs under the pool key `${poolKeyPrefix}${i}`. */
+  poolKeyPrefix?: string;
+  /** Heavy loads only: a field name Convex refuses, in every job's arguments, return value or
+   * error data (test/app/chaos.ts `enqueueSpread`). */
+  fieldName?: { where: "args" | "result" | "errorData"; name: string };
 };
 
 /** The most jobs of a bulk of "a few dozen" (the common draw, and every one returning values). */
@@ -253,3 +258,75 @@ export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS;
 
 /** How long the model lets a chaos program settle after its last job is due. */
 export const SETTLE_MS = 6 * 60_000;
+
+/**
+ * A heavy load, drawn by about one chaos program in HEAVY_LOAD_ONE_IN: what meets Convex's count
+ * limits, which no common draw reaches (review 2026-11-27: a reviewer found H1 by hand).
+ *
+ * - `failedDeliveries`: thousands of mutations with onComplete, finishing a hundred at a time (so
+ *   delivery rows of 50 callbacks), while every deliverer fails for a few seconds (H1: the check
+ *   that splits failed rows scheduled 2,500 functions in one pass).
+ * - `massCancel`: thousands of jobs, due in a minute, canceled by one cancelAll.
+ * - `manyKeysPaused`: thousands of keys, each paused (in mutations of KEYS_PAUSED_PER_MUTATION),
+ *   with one job each coming due while paused, then all resumed.
+ * - `refusedFieldNames`: a few dozen jobs whose arguments, return value or error data hold a
+ *   field name Convex refuses (non-ASCII, or starting with `$`).
+ */
+export type HeavyLoad =
+  | { op: "failedDeliveries"; n: number; failForMs: number }
+  | { op: "massCancel"; n: number; kind: "mutation" | "action"; withOnComplete: boolean }
+  | { op: "manyKeysPaused"; keys: number; holdMs: number }
+  | {
+      op: "refusedFieldNames";
+      n: number;
+      kind: "action" | "mutation" | "query" | "task";
+      where: "args" | "result" | "errorData";
+      name: string;
+    };
+
+/** One chaos program in this many draws a heavy load: each costs tens of seconds of real time. */
+export const HEAVY_LOAD_ONE_IN = 20;
+/** Keys paused or resumed per mutation: one pause is a few index ranges and writes of the pool's,
+ * so a mutation of 500 stays well within a transaction's limits. */
+export const KEYS_PAUSED_PER_MUTATION = 500;
+/** Jobs per bulk-enqueue mutation of a heavy load (as the common bulk's most). */
+export const HEAVY_JOBS_PER_MUTATION = 1_250;
+
+export const heavyLoad: fc.Arbitrary<HeavyLoad> = fc.oneof(
+  fc.record({
+    op: fc.constant("failedDeliveries" as const),
+    n: fc.integer({ min: 1_100, max: 3_000 }),
+    failForMs: fc.constantFrom(2_000, 4_000, 6_000),
+  }),
+  fc.record({
+    op: fc.constant("massCancel" as const),
+    n: fc.constantFrom(2_000, 5_000),
+    kind: fc.constantFrom("mutation" as const, "action" as const),
+    withOnComplete: fc.boolean(),
+  }),
+  fc.record({
+    op: fc.constant("manyKeysPaused" as const),
+    keys: fc.constantFrom(1_000, 2_500, 5_000),
+    holdMs: fc.constantFrom(1_000, 5_000),
+  }),
+  fc.record({
+    op: fc.constant("refusedFieldNames" as const),
+    n: fc.integer({ min: 1, max: 40 }),
+    kind: fc.constantFrom(
+      "action" as const,
+      "mutation" as const,
+      "query" as const,
+      "task" as const,
+    ),
+    where: fc.constantFrom("args" as const, "result" as const, "errorData" as const),
+    name: fc.constantFrom("größe", "$x"),
+  }),
+);
+
+/** A program's heavy load, if drawn, and where among its operations it goes (an index, taken
+ * modulo their number plus one). Drawn after the rest of the program, so that the programs of a
+ * seed stay what they were before heavy loads (replays of older findings hold). */
+export const heavyDraw: fc.Arbitrary<{ load: HeavyLoad; at: number } | undefined> = fc.oneof(
+  { weight: HEAVY_LOAD_ONE_IN - 1, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.record({ load: heavyLoad, at: fc.nat({ max: 11 }) }) },
+);

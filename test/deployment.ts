@@ -23,6 +23,10 @@
  *   action, or an app action the test names (an executor), dies at one of its awaits
  *   (`actionDies`: the call never returns, and Convex marks the scheduled function failed some
  *   time later; or the call throws).
+ * - **Refusals counted by limit.** Every top-level transaction that met one of Convex's limits
+ *   (its count limits as convex-test's `transactionLimits` enforces them, the schedule limit, a
+ *   document's limits, or a field name Convex refuses) is counted once, under the first limit it
+ *   met (`stats.refusals`), so that a campaign can tell which of its draws reach which limit.
  * - **`_scheduled_functions` rows garbage-collected** at random times once finished longer than
  *   `gcAfterMs` (by default the pool's report-lost window), as Convex deletes them after a while;
  *   and finished rows carry `completedTime`, as Convex's do (convex-test sets it on failures only).
@@ -42,7 +46,7 @@ import { REPORT_LOST_AFTER_MS } from "../src/component/mainLoop/recovery.js";
 import { run as runnerAction } from "../src/component/runners/actionRunner.js";
 import { runAction } from "../src/component/runners/worker.js";
 import type { RegisterOptions } from "../src/test.js";
-import { interceptAsyncSyscalls, setup, type T } from "./helpers.js";
+import { interceptAsyncSyscalls, setup, type T, type TransactionLimits } from "./helpers.js";
 import { realTick } from "./virtualClock.js";
 import { vi } from "vitest";
 
@@ -88,6 +92,10 @@ export type Fault =
    * "hang": the call never returns (nor does any later call of the action: it is dead) and Convex
    * marks the action failed `noticedAfterMs` later; "throw": the call throws as a transient error
    * would, and the action's code decides what follows. */
+  /** Every transaction of `fn` that the scheduler or an action runs and that writes something
+   * fails at commit from the first one on for `ms` (a deliverer that keeps failing for a while:
+   * review 2026-11-27 H1). */
+  | { kind: "commitFailsFor"; fn: PoolFunction; ms: number }
   | {
       kind: "actionDies";
       at: number;
@@ -124,6 +132,41 @@ export type DeploymentOptions = {
   actions?: Record<string, unknown>;
 };
 
+/** Convex's limits a transaction may meet, each known by the start of the error Convex (or
+ * convex-test's `transactionLimits`, or this backend) throws. */
+export const REFUSAL_PATTERNS = {
+  scheduled: /^Scheduled too many functions/,
+  scheduledArgs: /^Scheduled function arguments too large/,
+  documentsWritten: /^Wrote too many documents/,
+  bytesWritten: /^Wrote too much data/,
+  documentsRead: /^Scanned too many documents/,
+  bytesRead: /^Read too much data/,
+  indexRanges: /^Too many index ranges/,
+  documentSize: /^Value is too large/,
+  fields: /^Object has too many fields/,
+  nesting: /^Value is too nested/,
+  arrayLength: /^Array length is too long/,
+  fieldName: /Field name .* (has invalid character|starts with a '\$')/,
+} as const;
+export type Refusal = keyof typeof REFUSAL_PATTERNS;
+
+/** The limit an error's message says was met, if any. */
+export function refusalOf(message: string | undefined): Refusal | undefined {
+  if (message === undefined) return undefined;
+  const text = message.replace(/^(Uncaught )?(Error: )?/, "");
+  for (const [limit, pattern] of Object.entries(REFUSAL_PATTERNS)) {
+    if (pattern.test(text)) return limit as Refusal;
+  }
+  return undefined;
+}
+
+/** A zero count for every limit. */
+export const noRefusals = (): Record<Refusal, number> =>
+  Object.fromEntries(Object.keys(REFUSAL_PATTERNS).map((limit) => [limit, 0])) as Record<
+    Refusal,
+    number
+  >;
+
 /** What the backend did, for the figures. */
 export type DeploymentStats = {
   schedules: number;
@@ -133,6 +176,9 @@ export type DeploymentStats = {
   gcDeleted: number;
   /** Writes or schedules refused by a limit, by limit. */
   limitErrors: Record<"documentSize" | "fields" | "nesting" | "arrayLength" | "scheduled", number>;
+  /** Top-level transactions (of any component) and failed scheduled functions that met a limit,
+   * by the first limit each met. */
+  refusals: Record<Refusal, number>;
   /** Top-level transactions of the pool, and those that rolled back (any reason). */
   poolTransactions: number;
   poolFailures: number;
@@ -155,9 +201,9 @@ export function prng(seed: number, stream = 0): () => number {
 
 /** A fresh app with the pool (as `setup`), on a deployment-like backend. */
 export async function setupDeployment(
-  options: DeploymentOptions & { register?: RegisterOptions },
+  options: DeploymentOptions & { register?: RegisterOptions; limits?: TransactionLimits },
 ): Promise<{ t: T; deployment: Deployment }> {
-  const t = setup(options.register);
+  const t = setup(options.register, options.limits);
   const deployment = await deploymentLike(t, options);
   return { t, deployment };
 }
@@ -202,6 +248,10 @@ type Tx = {
   stageAt?: number;
   stageFault?: Fault;
   lastError?: string;
+  /** The error the function threw, if it threw (its message). */
+  thrown?: string;
+  /** The first limit it met (counted once, when it ends). */
+  refusedBy?: Refusal;
 };
 
 /** Database calls of a transaction (reads, writes, schedules): a stage fault counts them. */
@@ -261,7 +311,16 @@ function installHooks() {
       if (isExecutionContext(store)) {
         // eslint-disable-next-line @typescript-eslint/no-this-alias
         execStorage = this;
-        active.enterFunction(store, this.getStore());
+        const tx = active.enterFunction(store, this.getStore());
+        const result = run.call(this, store, ...rest);
+        // The error the function threw (as Convex records it for a scheduled function), seen
+        // before the backend rolls the transaction back; the promise itself is returned as is.
+        if (tx !== undefined && result instanceof Promise) {
+          result.then(undefined, (error: unknown) => {
+            tx.thrown ??= messageOf(error);
+          });
+        }
+        return result;
       } else if ("scheduledFunctionId" in store && "requestId" in store) {
         // eslint-disable-next-line @typescript-eslint/no-this-alias
         requestStorage = this;
@@ -285,6 +344,7 @@ export class Deployment {
     gcSweeps: 0,
     gcDeleted: 0,
     limitErrors: { documentSize: 0, fields: 0, nesting: 0, arrayLength: 0, scheduled: 0 },
+    refusals: noRefusals(),
     poolTransactions: 0,
     poolFailures: 0,
   };
@@ -292,6 +352,9 @@ export class Deployment {
   readonly fired: FiredFault[] = [];
   /** The pool's transactions that rolled back, in order (the last 200). */
   readonly failures: FailedTransaction[] = [];
+  /** The errors of failed scheduled functions, by id, until their `_scheduled_functions` row
+   * records them (convex-test keeps none; Convex keeps the message). */
+  private readonly scheduledErrors = new Map<string, string>();
   private readonly t: T;
   private readonly delays: () => number;
   private readonly gcDraws: () => number;
@@ -305,6 +368,10 @@ export class Deployment {
   /** Dead actions Convex has yet to mark failed. */
   private notices: Array<{ id: string; at: number }> = [];
   private nextGcAt: number;
+  /** `documents(table)`'s rows since the last commit, by table. */
+  private readonly documentsRead = new Map<string, any[]>();
+  /** While a `commitFailsFor` fault's window is open: when it closes. */
+  private failingUntil: number | undefined;
   /** The first loop pass that failed since the last one that committed work. */
   private stalled: { since: number; error?: string } | undefined;
   /** When a loop pass last committed work. */
@@ -336,6 +403,12 @@ export class Deployment {
     this.armed = fault;
   }
 
+  /** Drops the fault armed, if any (a `commitFailsFor` window closes now). */
+  disarm(): void {
+    this.armed = undefined;
+    this.failingUntil = undefined;
+  }
+
   /** The fault armed and not yet fired, if any. */
   get pending(): Fault | undefined {
     return this.armed;
@@ -358,11 +431,19 @@ export class Deployment {
    * reading every job of a 1,500-job program, each with a large error, would exceed 16 MiB).
    */
   documents(table: string): any[] {
-    const pattern = new RegExp(`^\\d+${table}$`);
-    return Object.entries<any>(this.db()._documents)
-      .filter(([id]) => pattern.test(id))
-      .map(([, doc]) => doc)
-      .sort((a, b) => a._creationTime - b._creationTime);
+    // Read between commits, a table's rows are what they were at the last read: the model reads
+    // them at every step of the clock, and a walk of every document of the store (a regex per
+    // id) cost a tenth of a long program's time.
+    let rows = this.documentsRead.get(table);
+    if (rows === undefined) {
+      const pattern = new RegExp(`^\\d+${table}$`);
+      rows = Object.entries<any>(this.db()._documents)
+        .filter(([id]) => pattern.test(id))
+        .map(([, doc]) => doc)
+        .sort((a, b) => a._creationTime - b._creationTime);
+      this.documentsRead.set(table, rows);
+    }
+    return rows.slice();
   }
 
   /** Stops the backend's own behavior (the hooks pass everything through from now on). */
@@ -455,6 +536,7 @@ export class Deployment {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const deployment = this;
     tm.commit = function (isNested: boolean) {
+      deployment.documentsRead.clear();
       if (isNested || deployment.stopped) return commit.call(this, isNested);
       const tracker = this._metricsTracker;
       const tx = tracker ? txs.get(tracker) : undefined;
@@ -474,11 +556,11 @@ export class Deployment {
   }
 
   /** A function enters its execution context: labels a new top-level transaction with it. */
-  enterFunction(store: any, parent: any): void {
-    if (this.stopped || this.global === undefined) return;
-    if (store.udfType !== "mutation" && store.udfType !== "query") return;
+  enterFunction(store: any, parent: any): Tx | undefined {
+    if (this.stopped || this.global === undefined) return undefined;
+    if (store.udfType !== "mutation" && store.udfType !== "query") return undefined;
     const tracker = this.global.transactionManager.getMetricsTracker();
-    if (!tracker || txs.has(tracker)) return;
+    if (!tracker || txs.has(tracker)) return undefined;
     const scheduledId = requestStorage?.getStore()?.scheduledFunctionId ?? null;
     const tx: Tx = {
       id: nextTxId++,
@@ -496,6 +578,7 @@ export class Deployment {
       tx.stageAt = fault.stage;
       tx.stageFault = fault;
     }
+    return tx;
   }
 
   private isPool(tx: Tx, fn: PoolFunction): boolean {
@@ -521,6 +604,17 @@ export class Deployment {
       this.armed = undefined;
       throw this.fire(tx, fault, "at commit");
     }
+    if (fault?.kind === "commitFailsFor" && wrote && tx.byRuntime && this.isPool(tx, fault.fn)) {
+      // The first failure fires the fault (and is recorded); the window's others fail alike.
+      this.failingUntil ??= Date.now() + fault.ms;
+      if (Date.now() < this.failingUntil) {
+        const fired = this.fired[this.fired.length - 1];
+        if (fired?.fault === fault) throw this.doom(tx, fault, "at commit");
+        throw this.fire(tx, fault, "at commit");
+      }
+      this.armed = undefined;
+      this.failingUntil = undefined;
+    }
     const now = Date.now();
     for (const component of Object.values<any>(this.global.components)) {
       const writes = component.db._writes[component.db._writes.length - 1];
@@ -530,12 +624,31 @@ export class Deployment {
         if (FINISHED.has(row.state?.kind) && row.completedTime === undefined) {
           writes[id] = { ...row, completedTime: now };
         }
+        const error = this.scheduledErrors.get(id);
+        if (row.state?.kind === "failed" && row.state.error === undefined && error !== undefined) {
+          this.scheduledErrors.delete(id);
+          writes[id] = { ...writes[id], state: { ...row.state, error } };
+        }
       }
     }
   }
 
   /** Records the fault on `tx` (doomed from now on) and returns the error to throw. */
   private fire(tx: Tx, fault: Fault, where: string): Error {
+    const error = this.doom(tx, fault, where);
+    this.fired.push({
+      fault,
+      at: Date.now(),
+      fn: tx.fn,
+      // A deliverer that fails changes no job's outcome (its callbacks are delivered again).
+      workIds: fault.kind === "commitFailsFor" ? [] : this.workIdsOf(tx.scheduledId),
+      error: error.message,
+    });
+    return error;
+  }
+
+  /** Dooms `tx` (every later call, and its commit, throw) with the fault's error. */
+  private doom(tx: Tx, fault: Fault, where: string): Error {
     const error = new Error(
       fault.kind === "passThrows"
         ? `injected (deployment.ts): the loop pass failed ${where} (stage ${fault.stage}): ` +
@@ -546,19 +659,13 @@ export class Deployment {
     tx.doomed = error;
     tx.stageFault = undefined;
     tx.stageAt = undefined;
-    this.fired.push({
-      fault,
-      at: Date.now(),
-      fn: tx.fn,
-      workIds: this.workIdsOf(tx.scheduledId),
-      error: error.message,
-    });
     return error;
   }
 
   /** A top-level transaction ended: the pool's failures and the loop's progress are recorded. */
   private ended(tx: Tx | undefined, committed: boolean, wrote: boolean): void {
     if (tx !== undefined) this.onTransactionEnd?.(tx.id, committed);
+    if (tx?.refusedBy !== undefined) this.stats.refusals[tx.refusedBy]++;
     if (tx === undefined || tx.type !== "mutation" || tx.component !== this.component) return;
     if (tx.fn === "custom" || tx.fn === "inline") return;
     this.stats.poolTransactions++;
@@ -572,6 +679,11 @@ export class Deployment {
     }
     this.stats.poolFailures++;
     const error = tx.doomed?.message ?? tx.lastError;
+    // The scheduler's record of a failed scheduled function carries its error, as Convex's does.
+    const recorded = tx.thrown ?? error;
+    if (tx.scheduledId !== null && recorded !== undefined) {
+      this.scheduledErrors.set(tx.scheduledId, recorded);
+    }
     this.failures.push({ fn: tx.fn, at: Date.now(), error, injected: tx.doomed !== undefined });
     if (this.failures.length > 200) this.failures.shift();
     if (isMain) this.stalled ??= { since: Date.now(), error };
@@ -592,6 +704,10 @@ export class Deployment {
 
   /** Notes a scheduled function's failure as convex-test logs it (its message, for the record). */
   noteScheduledError(error: unknown): void {
+    // A value Convex refuses at a function's boundary (a field name) fails the function outside
+    // any database call: counted here. (A limit met in a database call was counted with its
+    // transaction.)
+    if (refusalOf(messageOf(error)) === "fieldName") this.stats.refusals.fieldName++;
     const last = this.failures[this.failures.length - 1];
     if (last !== undefined && last.error === undefined) last.error = messageOf(error);
     if (this.stalled !== undefined && this.stalled.error === undefined) {
@@ -625,7 +741,10 @@ export class Deployment {
       }
       return await next(op, jsonArgs);
     } catch (error) {
-      if (tx !== undefined) tx.lastError ??= messageOf(error);
+      if (tx !== undefined) {
+        tx.lastError ??= messageOf(error);
+        tx.refusedBy ??= refusalOf(messageOf(error));
+      }
       throw error;
     }
   }

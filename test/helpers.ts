@@ -17,14 +17,30 @@ export const appModules = import.meta.glob("./app/**/*.ts");
 
 export type T = ReturnType<typeof convexTest<typeof schema.tables>>;
 
+/** Convex's per-transaction limits, tightened for a test (convex-test's `transactionLimits`: the
+ * ones not given keep Convex's values). */
+export type TransactionLimits = Partial<
+  Record<
+    | "functionsScheduled"
+    | "documentsRead"
+    | "documentsWritten"
+    | "bytesRead"
+    | "bytesWritten"
+    | "databaseQueries",
+    number
+  >
+>;
+
 /** A fresh app with the pool installed as "workpool", at a fixed start time; `options` as for
- * `register` (pools without a configured logLevel log at WARN unless it says otherwise). */
-export function setup(options?: RegisterOptions) {
+ * `register` (pools without a configured logLevel log at WARN unless it says otherwise).
+ * `limits`: Convex's per-transaction limits made tighter, for every transaction of the test (a
+ * spec that drives a stage of the loop over a count limit with a small load). */
+export function setup(options?: RegisterOptions, limits?: TransactionLimits) {
   startVirtualClock();
   armedKill = undefined;
   doomedExecutors.clear();
   probe.reset();
-  const t = convexTest({ schema, modules: appModules, transactionLimits: true });
+  const t = convexTest({ schema, modules: appModules, transactionLimits: limits ?? true });
   register(t as any, "workpool", options);
   return t;
 }
@@ -100,6 +116,7 @@ export const COMPONENT_TABLES = [
   "enqueueCounts",
   "eventCounts",
   "wakeWatch",
+  "schedules",
 ] as const;
 
 /** Every row of every component table, and the component's scheduled functions, for before/after

@@ -32,7 +32,8 @@ export type LoggedEvent = {
   workId?: string;
 };
 
-/** Reads the loop's events from its log lines (DEBUG "started", INFO "finished" and "retry"). */
+/** Reads the loop's events from its log lines (DEBUG "started" and "startUndone", INFO "retry",
+ * and "finished": INFO, or WARN for a failure). */
 export function eventOfLogLine(line: string, at: number): LoggedEvent | undefined {
   if (!line.startsWith("{")) return undefined;
   const entry = JSON.parse(line);
@@ -70,7 +71,10 @@ export async function checkInspection(
   t: any,
   rows: InspectedRow[],
   expected: {
+    /** The value in force (the operator's while set, else the clients'). */
     maxParallelism: number;
+    /** The operator's value (`setMaxParallelism`), null when unset. */
+    operatorMaxParallelism: number | null;
     paused: boolean;
     events: LoggedEvent[];
     /** Never-started jobs' due times, by id, as the model knows them. */
@@ -98,6 +102,7 @@ export async function checkInspection(
     pending: pending.length,
     running: inState("running").length,
     maxParallelism: expected.maxParallelism,
+    operatorMaxParallelism: expected.operatorMaxParallelism,
     paused: expected.paused,
     oldestPendingMs: due.length === 0 ? 0 : now - Math.min(...due),
     lastMinute: expectedLastMinute(expected.events, now),

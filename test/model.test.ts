@@ -54,7 +54,13 @@
  * delays) while the pool has work. A chaos run does not stop at the first violation: it counts
  * them, prints `fuzz: N programs, V violations` and how to replay each (FUZZ_PATH is the program's
  * index; a replay shrinks it, or with `FUZZ_NO_SHRINK=1` stops at the failure and prints the
- * program's operations).
+ * program's operations). One chaos program in 20 also draws a heavy load that meets Convex's count
+ * limits (test/chaosProgram.ts `heavyLoad`: failed deliveries of thousands of callbacks, a
+ * cancelAll of thousands, thousands of keys paused, field names Convex refuses), and a run prints
+ * the transactions each limit refused, by draw. `FUZZ_SHARD=k/N` runs the k-th of N shards of a
+ * campaign (programs numbered as in one run), `FUZZ_LIST=1` lists programs without running them,
+ * `FUZZ_HEAVY=0` leaves heavy loads out, and `FUZZ_REPLAYS=1` (or the slow tier) replays the
+ * programs in CHAOS_REPLAYS.
  */
 import fc from "fast-check";
 import { anyApi } from "convex/server";
@@ -97,6 +103,10 @@ import {
   DEDUPE_KEYS,
   EXECUTOR_ACTION,
   fault,
+  HEAVY_JOBS_PER_MUTATION,
+  heavyDraw,
+  KEYS_PAUSED_PER_MUTATION,
+  type HeavyLoad,
   MAX_STORED_ERROR,
   RETURN_OVER_LIMIT,
   SETTLE_MS,
@@ -106,16 +116,35 @@ import {
   type Bulk,
   type Sizes,
 } from "./chaosProgram.js";
-import { deploymentLike, type Deployment, type Fault } from "./deployment.js";
+import {
+  deploymentLike,
+  noRefusals,
+  type Deployment,
+  type Fault,
+  type Refusal,
+} from "./deployment.js";
 import { step as clockStep } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
+import { installIndexedRanges } from "./indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
 
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
 const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
-const RUNS = Number(process.env.FUZZ_RUNS ?? scaled(20, 300));
+/** A replay (FUZZ_PATH) runs the one program (fast-check would go on from it). */
+const RUNS = Number(
+  process.env.FUZZ_RUNS ?? (process.env.FUZZ_PATH !== undefined ? 1 : scaled(20, 300)),
+);
 /** Chaos programs: FUZZ_RUNS under FUZZ_CHAOS=1; a few in `npm test`, 300 in test:slow; none in a
  * plain run with FUZZ_RUNS set. */
+/** The maxParallelism of a `failedDeliveries` load: hundreds finishing together, so that the
+ * loop's passes fill delivery rows of 50 callbacks (the backend's late starts spread them). */
+const FAILED_DELIVERIES_PARALLELISM = 200;
+/** The longest a `failedDeliveries` load keeps its deliverers failing while its jobs finish (a
+ * rate limit of 8 starts a second finishes 1,500 jobs in about 3 minutes). */
+const FAILED_DELIVERIES_WINDOW_MS = 3 * 60_000;
+/** How long a `failedDeliveries` load runs the clock past its window: the jobs' passes, the
+ * delivery check's 5 s, and its retry. */
+const FAILED_DELIVERIES_RUN_ON_MS = 15_000;
 /** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
 const FAULT_AFTER_BULK_MS = 300;
 const CHAOS_RUNS =
@@ -162,6 +191,8 @@ type JobSpec = {
   dedupe: { key: string; replace: boolean } | undefined;
   /** Chaos programs: the sizes of its values (test/chaosProgram.ts), if drawn. */
   sizes?: Sizes;
+  /** Its return value holds a field name Convex refuses (a heavy load's): it cannot be stored. */
+  refusedReturn?: boolean;
 };
 type Op =
   | { op: "enqueue"; jobs: JobSpec[]; batch: boolean }
@@ -185,6 +216,9 @@ type Op =
   | { op: "cancelUnknown" }
   | { op: "cancelAll" }
   | { op: "config"; maxParallelism: number }
+  // The operator's maxParallelism (`pool.setMaxParallelism`): in force over the clients' value
+  // while set, whatever they pass; null clears it.
+  | { op: "operator"; maxParallelism: number | null }
   | { op: "kill"; index: number }
   /** A task of an executor that fails at every start (its function removed by a deploy, or
    * crashing as it starts): it must end, failed and naming the executor, in bounded time. */
@@ -196,7 +230,9 @@ type Op =
   /** Tasks of minutes each, of the slow executor (test/app/tasks.ts `slow`): its executors reach
    * their 9-minute time limit while tasks of theirs still wait (review 2026-11-26 M1). */
   | { op: "slowTasks"; ms: number[]; keyed: boolean }
-  | { op: "fault"; fault: Fault };
+  | { op: "fault"; fault: Fault }
+  /** One in HEAVY_LOAD_ONE_IN chaos programs (test/chaosProgram.ts). */
+  | HeavyLoad;
 
 const MAX_ATTEMPTS = 3;
 /** A task canceled while it runs has its signal aborted within 2.5 s (API-EXTENSIONS section 8,
@@ -217,6 +253,13 @@ const AFTER_SETTLE_MS = 70_000;
  * the recovery pass's interval and the retry. Before this, a chaos program could end with such a
  * job still running (seeds 2026112701, program 445; 2026112702, program 100). */
 const RUNNER_DEATH_SETTLE_MS = ACTION_LIMIT_MS + CHILD_ACTION_MARGIN_MS + 2 * 60_000;
+/** Past its settle window (and a dead runner's recovery), a chaos program goes on while the pool
+ * makes progress (a run starts or a job finishes) at least once in this long: a backlog that a
+ * dead runner's slots held back drains only after recovery, so the two waits add up (seed
+ * 43691889, program 252: recovery at 11 minutes, then 346 jobs under a rate limit for 4 more).
+ * Longer than anything a working pool waits for without a start or a finish: a slow task's run
+ * (up to its 5-minute timeout), the watchdog's and the report-lost windows (1 minute). */
+const PROGRESS_WINDOW_MS = SLOW_TASK_TIMEOUT_MS + 60_000;
 /** How long a task batch's drawn pause is held within its step: past a model task's longest run
  * (3 s), so that a task an executor held unstarted would have a free slot to start in. */
 const PAUSE_HOLD_MS = 4_000;
@@ -242,39 +285,41 @@ const RETRY = { maxAttempts: MAX_ATTEMPTS, initialBackoffMs: 100, base: 2 };
  * action (its executor's reports and check-ins), so `npm test` draws few, test:slow more. */
 const TASK_WEIGHT = scaled(1, 2);
 
-const anyJobSpec: fc.Arbitrary<JobSpec> = fc.record({
-  kind: fc.oneof(
-    { weight: 2, arbitrary: fc.constant<Kind>("action") },
-    { weight: 1, arbitrary: fc.constant<Kind>("mutation") },
-    { weight: 1, arbitrary: fc.constant<Kind>("query") },
-    { weight: TASK_WEIGHT, arbitrary: fc.constant<Kind>("task") },
-  ),
-  failTimes: fc.nat({ max: 4 }),
-  nonRetryable: fc.boolean(),
-  timesOut: fc.boolean(),
-  ignoresCancel: fc.boolean(),
-  snoozeTimes: fc.constantFrom(0, 0, 0, 1, 2),
-  snoozeMs: fc.constantFrom(0, 200, 1500),
-  maxBackoffMs: fc.option(fc.constantFrom(0, 50, 150), { nil: undefined }),
-  ms: fc.constantFrom(0, 50, 300, 1200),
-  retry: fc.boolean(),
-  // Half due at once, so that jobs of one key meet.
-  delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined, freq: 2 }),
-  withOnComplete: fc.boolean(),
-  handler: fc.constantFrom<Handler>("plain", "plain", "heavyReads", "heavyWrites", "throws"),
-  poolKey: fc.option(poolKey, { nil: undefined, freq: 3 }),
-  priority: fc.constantFrom(
-    undefined,
-    undefined,
-    "high" as const,
-    "normal" as const,
-    "low" as const,
-  ),
-  dedupe: fc.option(fc.record({ key: fc.constantFrom("d1", "d2"), replace: fc.boolean() }), {
-    nil: undefined,
-    freq: 3,
-  }),
-});
+/** A job of a program drawing tasks at `taskWeight`. */
+const anyJobSpecOf = (taskWeight: number): fc.Arbitrary<JobSpec> =>
+  fc.record({
+    kind: fc.oneof(
+      { weight: 2, arbitrary: fc.constant<Kind>("action") },
+      { weight: 1, arbitrary: fc.constant<Kind>("mutation") },
+      { weight: 1, arbitrary: fc.constant<Kind>("query") },
+      { weight: taskWeight, arbitrary: fc.constant<Kind>("task") },
+    ),
+    failTimes: fc.nat({ max: 4 }),
+    nonRetryable: fc.boolean(),
+    timesOut: fc.boolean(),
+    ignoresCancel: fc.boolean(),
+    snoozeTimes: fc.constantFrom(0, 0, 0, 1, 2),
+    snoozeMs: fc.constantFrom(0, 200, 1500),
+    maxBackoffMs: fc.option(fc.constantFrom(0, 50, 150), { nil: undefined }),
+    ms: fc.constantFrom(0, 50, 300, 1200),
+    retry: fc.boolean(),
+    // Half due at once, so that jobs of one key meet.
+    delayMs: fc.option(fc.nat({ max: 2000 }), { nil: undefined, freq: 2 }),
+    withOnComplete: fc.boolean(),
+    handler: fc.constantFrom<Handler>("plain", "plain", "heavyReads", "heavyWrites", "throws"),
+    poolKey: fc.option(poolKey, { nil: undefined, freq: 3 }),
+    priority: fc.constantFrom(
+      undefined,
+      undefined,
+      "high" as const,
+      "normal" as const,
+      "low" as const,
+    ),
+    dedupe: fc.option(fc.record({ key: fc.constantFrom("d1", "d2"), replace: fc.boolean() }), {
+      nil: undefined,
+      freq: 3,
+    }),
+  });
 
 /** How long a task's run takes: up to 3 s (a model's answer, say), longer than an action's, so
  * that cancels and executor deaths find tasks running, and tasks waiting behind them in their
@@ -284,9 +329,10 @@ const taskMs = fc.constantFrom(0, 50, 300, 1200, 3000);
 /** As a task: its kind and its run's length. */
 const asTask = ([spec, ms]: [JobSpec, number]): JobSpec => ({ ...spec, kind: "task", ms });
 
-const jobSpec: fc.Arbitrary<JobSpec> = fc
-  .tuple(anyJobSpec, taskMs)
-  .map(([spec, ms]) => (spec.kind === "task" ? asTask([spec, ms]) : spec));
+const jobSpecOf = (taskWeight: number): fc.Arbitrary<JobSpec> =>
+  fc
+    .tuple(anyJobSpecOf(taskWeight), taskMs)
+    .map(([spec, ms]) => (spec.kind === "task" ? asTask([spec, ms]) : spec));
 
 /** Kinds that run `ms` and follow a retry policy. */
 const isActionLike = (kind: Kind) => kind === "action" || kind === "task";
@@ -315,7 +361,10 @@ const HEAVY_CONTEXT: Record<Handler, object> = {
 };
 
 /** The operations of a plain program, enqueuing jobs drawn from `job`. */
-const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> => [
+const plainOps = (
+  job: fc.Arbitrary<JobSpec>,
+  taskWeight: number,
+): Array<fc.WeightedArbitrary<Op>> => [
   {
     weight: 4,
     arbitrary: fc.record({
@@ -341,6 +390,7 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
       maxParallelism: fc.nat({ max: 4 }),
     }),
   },
+
   {
     weight: 3,
     arbitrary: fc.record({ op: fc.constant("kill" as const), index: fc.nat({ max: 20 }) }),
@@ -368,7 +418,7 @@ const plainOps = (job: fc.Arbitrary<JobSpec>): Array<fc.WeightedArbitrary<Op>> =
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
-  { weight: TASK_WEIGHT, arbitrary: taskBatch(job) },
+  { weight: taskWeight, arbitrary: taskBatch(job) },
   {
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("brokenTask" as const), retry: fc.boolean() }),
@@ -403,54 +453,56 @@ function taskBatch(job: fc.Arbitrary<JobSpec>): fc.Arbitrary<Op> {
     });
 }
 
-const op: fc.Arbitrary<Op> = fc.oneof(...plainOps(jobSpec));
+const op: fc.Arbitrary<Op> = fc.oneof(...plainOps(jobSpecOf(TASK_WEIGHT), TASK_WEIGHT));
 
 /** A chaos program's job: a plain one, one in three with drawn sizes, half of its dedupe keys
  * long. */
-const chaosJobSpec: fc.Arbitrary<JobSpec> = fc
-  .tuple(
-    jobSpec,
-    fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: sizes }),
-    fc.constantFrom("d1", "d1", "d2", "d3"),
-  )
-  .map(([spec, drawnSizes, dedupeKey]) => ({
-    ...spec,
-    // Deep return values and contexts go to the digesting recorder only: the heavy handlers
-    // store what they get as it is, one level down, which no document may hold past 15 levels.
-    sizes:
-      drawnSizes && spec.handler !== "plain"
-        ? { ...drawnSizes, returnDepth: undefined, contextDepth: undefined }
-        : drawnSizes,
-    dedupe: spec.dedupe && { ...spec.dedupe, key: dedupeKey },
-  }));
+const chaosJobSpecOf = (taskWeight: number): fc.Arbitrary<JobSpec> =>
+  fc
+    .tuple(
+      jobSpecOf(taskWeight),
+      fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: sizes }),
+      fc.constantFrom("d1", "d1", "d2", "d3"),
+    )
+    .map(([spec, drawnSizes, dedupeKey]) => ({
+      ...spec,
+      // Deep return values and contexts go to the digesting recorder only: the heavy handlers
+      // store what they get as it is, one level down, which no document may hold past 15 levels.
+      sizes:
+        drawnSizes && spec.handler !== "plain"
+          ? { ...drawnSizes, returnDepth: undefined, contextDepth: undefined }
+          : drawnSizes,
+      dedupe: spec.dedupe && { ...spec.dedupe, key: dedupeKey },
+    }));
 
 /** A chaos program's operations: a bulk enqueue in about one program in three, a fault in about
  * half of them, a double retry in a quarter. */
-const chaosOp: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 40, arbitrary: fc.oneof(...plainOps(chaosJobSpec)) },
-  { weight: 3, arbitrary: bulk },
-  {
-    weight: 2,
-    arbitrary: fc.record({ op: fc.constant("retryTwice" as const), index: fc.nat({ max: 20 }) }),
-  },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant("fault" as const), fault }) },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      op: fc.constant("slowTasks" as const),
-      // 2.5 to 4.7 minutes: an executor of two takes tasks only in its first 4 minutes, so
-      // most meet their time limit with tasks waiting.
-      ms: fc.array(fc.constantFrom(150_000, 200_000, 250_000, 280_000), {
-        minLength: 2,
-        maxLength: 5,
+const chaosOpOf = (taskWeight: number): fc.Arbitrary<Op> =>
+  fc.oneof(
+    { weight: 40, arbitrary: fc.oneof(...plainOps(chaosJobSpecOf(taskWeight), taskWeight)) },
+    { weight: 3, arbitrary: bulk },
+    {
+      weight: 2,
+      arbitrary: fc.record({ op: fc.constant("retryTwice" as const), index: fc.nat({ max: 20 }) }),
+    },
+    { weight: 4, arbitrary: fc.record({ op: fc.constant("fault" as const), fault }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("slowTasks" as const),
+        // 2.5 to 4.7 minutes: an executor of two takes tasks only in its first 4 minutes, so
+        // most meet their time limit with tasks waiting.
+        ms: fc.array(fc.constantFrom(150_000, 200_000, 250_000, 280_000), {
+          minLength: 2,
+          maxLength: 5,
+        }),
+        // Under one key (one at a time): each starts as the one before ends, so an executor that
+        // took the first two is past its time to take more when the third is due. Unkeyed, they
+        // spread over executors at once.
+        keyed: fc.boolean(),
       }),
-      // Under one key (one at a time): each starts as the one before ends, so an executor that
-      // took the first two is past its time to take more when the third is due. Unkeyed, they
-      // spread over executors at once.
-      keyed: fc.boolean(),
-    }),
-  },
-);
+    },
+  );
 
 type ModelJob = JobSpec & {
   id: string;
@@ -518,6 +570,14 @@ const runsStartedBetween = (before: WorkRow[], after: WorkRow[]) => {
     .map((w) => `${w._id}: ${was.get(w._id) ?? 0}→${runsStarted(w)}`);
 };
 
+/** How far the pool got with its jobs: runs started (a job ending with a success takes its run
+ * back) and jobs finished. Any change is progress. */
+const progressOf = (rows: WorkRow[]) => {
+  const started = rows.reduce((sum, w) => sum + runsStarted(w), 0);
+  const finished = rows.filter((w) => w.state.kind === "finished").length;
+  return `${started} started, ${finished} finished`;
+};
+
 /** Jobs holding their key's slot: running, or waiting out a retry's backoff or a snooze. */
 const holdingSlot = (w: WorkRow) =>
   w.state.kind === "running" ||
@@ -548,10 +608,18 @@ function predictedKind(job: ModelJob): "success" | "failed" {
   const depth = job.sizes?.returnDepth;
   const over =
     depth !== undefined ? depth > STORED_DEPTH : job.sizes?.returnBytes === RETURN_OVER_LIMIT;
-  const returns = over ? "failed" : "success";
+  const returns = over || job.refusedReturn ? "failed" : "success";
   if (job.failTimes === 0) return returns;
   if (failsForGood(job)) return "failed";
   return job.failTimes < maxAttemptsOf(job) ? returns : "failed";
+}
+
+/** The starts the job makes if nothing cancels or kills it: its snoozes, then its attempts (up
+ * to the one that succeeds, the first that fails for good, or its last). */
+function startsOf(job: JobSpec): number {
+  const maxAttempts = isActionLike(job.kind) && job.retry ? MAX_ATTEMPTS : 1;
+  const attempts = failsForGood(job) ? 1 : Math.min(job.failTimes + 1, maxAttempts);
+  return job.snoozeTimes + attempts;
 }
 
 function maxAttemptsOf(job: ModelJob): number {
@@ -599,6 +667,12 @@ const newTotals = () => ({
   delayedSchedules: 0,
   gcDeleted: 0,
   limitErrors: 0,
+  /** Transactions refused by each of Convex's limits (test/deployment.ts `refusals`), in all and
+   * by the program's draw (its heavy load, else "bulk" if it had a bulk enqueue, else "common"),
+   * with the number of programs of each draw. */
+  refusals: noRefusals(),
+  refusalsByDraw: {} as Record<string, Partial<Record<Refusal, number>>>,
+  programsByDraw: {} as Record<string, number>,
   virtualMs: 0,
 });
 type Totals = ReturnType<typeof newTotals>;
@@ -633,6 +707,34 @@ afterAll(() => {
     );
   }
 });
+
+/** Transactions refused by each limit, in all and by draw (for a chaos run's summary). */
+const refusalsLine = (c: Totals) => {
+  const named = (counts: Partial<Record<Refusal, number>>) =>
+    Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([limit, n]) => `${limit} ${n}`)
+      .join(", ") || "none";
+  const byDraw = Object.entries(c.programsByDraw)
+    .map(
+      ([draw, programs]) =>
+        `${draw} (${programs} programs): ${named(c.refusalsByDraw[draw] ?? {})}`,
+    )
+    .join("; ");
+  return `transactions refused by a limit: ${named(c.refusals)}; by draw: ${byDraw}`;
+};
+
+/** The draw a chaos program's refusals are counted under: its heavy load, else "bulk" if it
+ * enqueued one, else "common". */
+const drawOf = (ops: Op[]) =>
+  ops.find((o) => HEAVY_OPS.has(o.op))?.op ??
+  (ops.some((o) => o.op === "bulk") ? "bulk" : "common");
+const HEAVY_OPS = new Set<string>([
+  "failedDeliveries",
+  "massCancel",
+  "manyKeysPaused",
+  "refusedFieldNames",
+]);
 
 /** What a run drew of tasks, for the figures. */
 const tasksLine = (c: Totals) =>
@@ -688,6 +790,15 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
       tally.delayedSchedules += deployment.stats.delayedSchedules;
       tally.gcDeleted += deployment.stats.gcDeleted;
       tally.limitErrors += Object.values(deployment.stats.limitErrors).reduce((a, b) => a + b, 0);
+      const draw = drawOf(ops);
+      tally.programsByDraw[draw] = (tally.programsByDraw[draw] ?? 0) + 1;
+      const byDraw = (tally.refusalsByDraw[draw] ??= {});
+      for (const [limit, count] of Object.entries(deployment.stats.refusals) as Array<
+        [Refusal, number]
+      >) {
+        tally.refusals[limit] += count;
+        if (count > 0) byDraw[limit] = (byDraw[limit] ?? 0) + count;
+      }
     }
   }
 }
@@ -701,9 +812,9 @@ async function runOn(
 ) {
   const chaos = deployment !== undefined;
   await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
-  vi.spyOn(console, "warn").mockImplementation(() => {});
-  // What the loop did, at the time of the pass that did it (its DEBUG and INFO lines): every
-  // attempt it started, every retry and every finish.
+  // What the loop did, at the time of the pass that did it (its DEBUG, INFO and WARN lines: a
+  // job's final failure is a WARN "finished"): every attempt it started, every retry and every
+  // finish.
   const startTimes: number[] = [];
   const events: LoggedEvent[] = [];
   const record = (event: LoggedEvent) => {
@@ -739,6 +850,7 @@ async function runOn(
   };
   vi.spyOn(console, "info").mockImplementation(hear);
   vi.spyOn(console, "debug").mockImplementation(hear);
+  vi.spyOn(console, "warn").mockImplementation(hear);
   // Killed runners end failed; convex-test logs each as an error. They are expected here (the
   // backend keeps a failed scheduled function's message for its record).
   vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
@@ -749,7 +861,11 @@ async function runOn(
   const jobs: ModelJob[] = [];
   const doomed = new Set<string>();
   failCompletionInserts((row) => doomed.has(`${row.workId}#${row.attempt}`));
+  /** The clients' maxParallelism (what enqueues and `config` pass). */
   let limit = 10;
+  /** The operator's (`setMaxParallelism`), in force over the clients' while set. */
+  let operatorLimit: number | null = null;
+  const inForce = () => operatorLimit ?? limit;
   let ceiling = limit;
   let n = 0;
   // Keys: limits set (default 1), the ceilings a lowered limit leaves, pauses.
@@ -1019,7 +1135,8 @@ async function runOn(
   const checkOperatorView = async (rows: WorkRow[]) =>
     (chaos && rows.length > OPERATOR_VIEW_MAX_ROWS) ||
     (await checkInspection(t, rows as unknown as InspectedRow[], {
-      maxParallelism: limit,
+      maxParallelism: inForce(),
+      operatorMaxParallelism: operatorLimit,
       paused: poolPaused,
       events,
       dueAt: new Map(jobs.map((job) => [job.id, job.dueAt])),
@@ -1065,7 +1182,7 @@ async function runOn(
     await checkOperatorView(rows);
     const running = rows.filter((w) => w.state.kind === "running").length;
     // After the limit is lowered, jobs already running may finish; nothing new may start.
-    ceiling = Math.max(limit, Math.min(ceiling, running));
+    ceiling = Math.max(inForce(), Math.min(ceiling, running));
     expect(running, "running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
     // The same for the handlers themselves (review 2026-11-26 M2: an executor held more than it
     // could start): those running now, less those past their timeout (abandoned by design).
@@ -1090,6 +1207,112 @@ async function runOn(
         if (s.state !== "finished") expect(s.previousAttempts).toBeLessThan(maxAttemptsOf(job));
       });
     }
+  };
+
+  /** Many jobs in one mutation, each due at its own time: as many segments (and wake-ups). Returns
+   * their ids. */
+  const enqueueBulk = async (step: Bulk): Promise<string[]> => {
+    const prefix = `b${n}-`;
+    if (step.maxParallelism !== undefined) limit = step.maxParallelism;
+    const ids: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
+      kind: step.kind,
+      n: step.n,
+      prefix,
+      firstDelayMs: step.firstDelayMs,
+      spacingMs: step.spacingMs,
+      failWithBytes: step.failWithBytes,
+      returns: step.returns,
+      poolOptions: poolOptions(),
+      onComplete: step.withOnComplete ? plainHandler : undefined,
+      ...(step.poolKeyPrefix === undefined ? {} : { poolKeyPrefix: step.poolKeyPrefix }),
+      ...(step.fieldName === undefined ? {} : { fieldName: step.fieldName }),
+    });
+    const now = probe.enqueuedAt;
+    const refused = step.fieldName?.where;
+    ids.forEach((id, i) => {
+      const key = `${prefix}${i}`;
+      jobs.push({
+        kind: step.kind,
+        failTimes: step.failWithBytes !== undefined || refused === "errorData" ? 1 : 0,
+        nonRetryable: false,
+        timesOut: false,
+        ignoresCancel: false,
+        snoozeTimes: 0,
+        snoozeMs: 0,
+        maxBackoffMs: undefined,
+        ms: 0,
+        retry: false,
+        delayMs: step.firstDelayMs + i * step.spacingMs,
+        withOnComplete: step.withOnComplete,
+        handler: "plain",
+        // (A key of its own: held back by its own pause, it is left out of the unkeyed order.)
+        poolKey: step.poolKeyPrefix === undefined ? undefined : `${step.poolKeyPrefix}${i}`,
+        priority: undefined,
+        dedupe: undefined,
+        sizes:
+          step.failWithBytes === undefined
+            ? undefined
+            : {
+                argsBytes: 0,
+                contextBytes: 0,
+                returnBytes: undefined,
+                errorBytes: step.failWithBytes,
+              },
+        ...(refused === "result" ? { refusedReturn: true } : {}),
+        id,
+        key,
+        canceled: false,
+        killed: false,
+        context: { key },
+        dueAt: now + step.firstDelayMs + i * step.spacingMs,
+        seq: n++,
+      });
+    });
+    totals.jobs += ids.length;
+    totals.bulkJobs += ids.length;
+    if (step.kind === "task") totals.tasks += ids.length;
+    if (step.failWithBytes !== undefined) totals.failingJobs += ids.length;
+    if (step.faultAfter) {
+      // After the pass the enqueue woke (whose failure checkWakes restarts): the fault hits a
+      // later pass, of a loop that only the enqueue's wake-ups took out of idle.
+      await runSteps(FAULT_AFTER_BULK_MS, 50, async () => checkKeyLimits(await workRows()));
+      armFault(step.faultAfter);
+    }
+    return ids;
+  };
+
+  /** cancelAll(): every job so far is canceled (or ends as it would, if its cancel comes late). */
+  const cancelAll = async () => {
+    totals.cancels++;
+    for (const job of jobs) {
+      job.canceled = true;
+      job.cancelAt ??= Date.now();
+    }
+    for (const task of slowTasks) task.canceled = true;
+    await t.mutation(anyApi.pool.cancelAll, {});
+  };
+  /** A heavy load's bulk of `n` jobs, in mutations of HEAVY_JOBS_PER_MUTATION. */
+  const enqueueHeavy = async (n: number, options: Partial<Bulk> & { kind: Bulk["kind"] }) => {
+    const ids: string[] = [];
+    for (let done = 0; done < n; done += HEAVY_JOBS_PER_MUTATION) {
+      const chunk = await enqueueBulk({
+        op: "bulk",
+        n: Math.min(HEAVY_JOBS_PER_MUTATION, n - done),
+        firstDelayMs: 0,
+        spacingMs: 0,
+        withOnComplete: true,
+        failWithBytes: undefined,
+        returns: undefined,
+        maxParallelism: undefined,
+        faultAfter: undefined,
+        ...options,
+        ...(options.poolKeyPrefix === undefined
+          ? {}
+          : { poolKeyPrefix: `${options.poolKeyPrefix}${done}-` }),
+      });
+      ids.push(...chunk);
+    }
+    return ids;
   };
 
   for (const step of ops) {
@@ -1336,19 +1559,17 @@ async function runOn(
         expect(await jobStates(t)).toEqual(before);
         break;
       }
-      case "cancelAll": {
-        totals.cancels++;
-        for (const job of jobs) {
-          job.canceled = true;
-          job.cancelAt ??= Date.now();
-        }
-        for (const task of slowTasks) task.canceled = true;
-        await t.mutation(anyApi.pool.cancelAll, {});
+      case "cancelAll":
+        await cancelAll();
         break;
-      }
       case "config": {
         limit = step.maxParallelism;
         await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
+        break;
+      }
+      case "operator": {
+        operatorLimit = step.maxParallelism;
+        await callPool(t, "setMaxParallelism", [operatorLimit]);
         break;
       }
       case "kill": {
@@ -1429,71 +1650,9 @@ async function runOn(
         }
         await callPool(t, "cancelAll", [{ key: step.key }]);
         break;
-      case "bulk": {
-        // Many jobs in one mutation, each due at its own time: as many segments (and wake-ups).
-        const prefix = `b${n}-`;
-        if (step.maxParallelism !== undefined) limit = step.maxParallelism;
-        const ids: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
-          kind: step.kind,
-          n: step.n,
-          prefix,
-          firstDelayMs: step.firstDelayMs,
-          spacingMs: step.spacingMs,
-          failWithBytes: step.failWithBytes,
-          returns: step.returns,
-          poolOptions: poolOptions(),
-          onComplete: step.withOnComplete ? plainHandler : undefined,
-        });
-        const now = probe.enqueuedAt;
-        ids.forEach((id, i) => {
-          const key = `${prefix}${i}`;
-          jobs.push({
-            kind: step.kind,
-            failTimes: step.failWithBytes === undefined ? 0 : 1,
-            nonRetryable: false,
-            timesOut: false,
-            ignoresCancel: false,
-            snoozeTimes: 0,
-            snoozeMs: 0,
-            maxBackoffMs: undefined,
-            ms: 0,
-            retry: false,
-            delayMs: step.firstDelayMs + i * step.spacingMs,
-            withOnComplete: step.withOnComplete,
-            handler: "plain",
-            poolKey: undefined,
-            priority: undefined,
-            dedupe: undefined,
-            sizes:
-              step.failWithBytes === undefined
-                ? undefined
-                : {
-                    argsBytes: 0,
-                    contextBytes: 0,
-                    returnBytes: undefined,
-                    errorBytes: step.failWithBytes,
-                  },
-            id,
-            key,
-            canceled: false,
-            killed: false,
-            context: { key },
-            dueAt: now + step.firstDelayMs + i * step.spacingMs,
-            seq: n++,
-          });
-        });
-        totals.jobs += ids.length;
-        totals.bulkJobs += ids.length;
-        if (step.kind === "task") totals.tasks += ids.length;
-        if (step.failWithBytes !== undefined) totals.failingJobs += ids.length;
-        if (step.faultAfter) {
-          // After the pass the enqueue woke (whose failure checkWakes restarts): the fault hits a
-          // later pass, of a loop that only the enqueue's wake-ups took out of idle.
-          await runSteps(FAULT_AFTER_BULK_MS, 50, async () => checkKeyLimits(await workRows()));
-          armFault(step.faultAfter);
-        }
+      case "bulk":
+        await enqueueBulk(step);
         break;
-      }
       case "retryTwice": {
         // A failed or canceled job, retried twice (a double click): one new job, the same id.
         const rows = new Map((await workRows()).map((w) => [w._id, w]));
@@ -1544,11 +1703,104 @@ async function runOn(
       case "fault":
         armFault(step.fault);
         break;
+      case "failedDeliveries": {
+        // Hundreds finishing per pass fill delivery rows of 50 callbacks, while every deliverer
+        // fails, so the delivery check meets thousands of callbacks to deliver again (review
+        // 2026-11-27 H1). Armed whatever else is armed: the window is the draw. It stays open
+        // for `failForMs` and until the load's jobs have finished, up to
+        // FAILED_DELIVERIES_WINDOW_MS; then the clock runs on until the delivery check (5 s
+        // after) has met the failed rows. (A later operation arming a fault would otherwise take
+        // the window's place.)
+        const ids = new Set(
+          await enqueueHeavy(step.n, {
+            kind: "mutation",
+            maxParallelism: FAILED_DELIVERIES_PARALLELISM,
+          }),
+        );
+        deployment?.arm({ kind: "commitFailsFor", fn: "deliver", ms: FAILED_DELIVERIES_WINDOW_MS });
+        totals.faultsArmed++;
+        const windowEnd = Date.now() + FAILED_DELIVERIES_WINDOW_MS;
+        const windowMin = Date.now() + step.failForMs;
+        const running = async () =>
+          (await workRows()).some((w) => ids.has(w._id) && w.state.kind !== "finished");
+        while (Date.now() < windowMin || (Date.now() < windowEnd && (await running()))) {
+          await runSteps(1_000, 500);
+        }
+        deployment?.disarm();
+        await runSteps(FAILED_DELIVERIES_RUN_ON_MS, 500);
+        break;
+      }
+      case "massCancel":
+        // Thousands due in a minute, all canceled by one cancelAll.
+        await enqueueHeavy(step.n, {
+          kind: step.kind,
+          firstDelayMs: 60_000,
+          withOnComplete: step.withOnComplete,
+        });
+        await cancelAll();
+        break;
+      case "manyKeysPaused": {
+        // Thousands of keys paused, one job each coming due while paused; held, then resumed.
+        const prefix = `h${n}-`;
+        const chunks: Array<{ prefix: string; keys: number }> = [];
+        for (let done = 0; done < step.keys; done += HEAVY_JOBS_PER_MUTATION) {
+          chunks.push({
+            prefix: `${prefix}${done}-`,
+            keys: Math.min(HEAVY_JOBS_PER_MUTATION, step.keys - done),
+          });
+        }
+        const pauseAll = async (resume: boolean) => {
+          for (const chunk of chunks) {
+            for (let from = 0; from < chunk.keys; from += KEYS_PAUSED_PER_MUTATION) {
+              const to = Math.min(chunk.keys, from + KEYS_PAUSED_PER_MUTATION);
+              await t.mutation(anyApi.chaos.pauseKeys, { prefix: chunk.prefix, from, to, resume });
+            }
+          }
+        };
+        await pauseAll(false);
+        await enqueueHeavy(step.keys, { kind: "mutation", poolKeyPrefix: prefix });
+        const ofPaused = (rows: WorkRow[]) => rows.filter((w) => w.key?.startsWith(prefix));
+        const atPause = ofPaused(await workRows());
+        await runSteps(step.holdMs, 500);
+        expect(
+          runsStartedBetween(atPause, ofPaused(await workRows())),
+          "runs started while their keys were paused",
+        ).toEqual([]);
+        await pauseAll(true);
+        break;
+      }
+      case "refusedFieldNames": {
+        const fieldName = { where: step.where, name: step.name };
+        if (step.where !== "args") {
+          await enqueueHeavy(step.n, { kind: step.kind, fieldName });
+          break;
+        }
+        // Arguments Convex refuses: the enqueue is refused, naming the field, and nothing written.
+        const count = (await workRows()).length;
+        await expect(
+          t.mutation(anyApi.chaos.enqueueSpread, {
+            kind: step.kind,
+            n: step.n,
+            prefix: `r${n}-`,
+            firstDelayMs: 0,
+            spacingMs: 0,
+            poolOptions: poolOptions(),
+            fieldName,
+          }),
+        ).rejects.toThrow(/Field name/);
+        expect((await workRows()).length, "jobs after a refused enqueue").toBe(count);
+        totals.refused++;
+        break;
+      }
     }
     await checkStep(before, pausedThrough);
   }
 
   // Quiescence: let everything finish (resume the pool and every key if paused).
+  if (operatorLimit !== null) {
+    operatorLimit = null;
+    await callPool(t, "setMaxParallelism", [null]);
+  }
   if (limit === 0) {
     limit = 10;
     await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
@@ -1577,15 +1829,36 @@ async function runOn(
     // watchdog's restart).
     const lastDue = Math.max(Date.now(), ...jobs.map((job) => job.dueAt));
     // Time to drain a backlog that a rate limit or a low limit holds back (jobs run ≤ 1.2 s, but
-    // tasks, which SETTLE_MS leaves room for).
+    // tasks, which SETTLE_MS leaves room for), by the starts its jobs make: each retry and
+    // snooze is a start of its own, charged to the rate limit and waiting behind the backlog.
+    const starts = jobs.reduce((sum, job) => sum + startsOf(job), 0);
     const drainMs =
-      jobs.length * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
+      starts * ((rateLimit ? rateLimit.periodMs / rateLimit.starts : 0) + 1_300 / limit);
     const deadline = lastDue + drainMs + SETTLE_MS + slowDrainTotalMs;
     do await runSteps(2_000, 500);
     while (Date.now() < deadline && (await outstanding()));
-    // A dead action runner's jobs wait minutes for recovery: coarser steps cost less real time.
-    while (Date.now() < runnerDiedAt + RUNNER_DEATH_SETTLE_MS && (await outstanding())) {
+    // Past the window, after an action runner's death: its jobs wait minutes for recovery, and
+    // only then may the backlog their slots held back drain. Go on through the recovery, then
+    // while the pool makes progress, for at most the window's own drain and settle time counted
+    // from the recovery; liveness is checked at every step. Without a death there is no
+    // extension: a pool that drains, but slower than its rate limit allows, must fail the
+    // window (seed 43691889, program 643). Coarser steps cost less real time.
+    const recoveredAt = runnerDiedAt > 0 ? runnerDiedAt + RUNNER_DEATH_SETTLE_MS : 0;
+    const progressCap =
+      runnerDiedAt > 0 ? Math.max(deadline, recoveredAt) + drainMs + SETTLE_MS : deadline;
+    let progress = progressOf(await workRows());
+    let progressAt = Date.now();
+    while (
+      Date.now() < progressCap &&
+      (Date.now() < recoveredAt || Date.now() - progressAt < PROGRESS_WINDOW_MS) &&
+      (await outstanding())
+    ) {
       await runSteps(10_000, 2_000);
+      const now = progressOf(await workRows());
+      if (now !== progress) {
+        progress = now;
+        progressAt = Date.now();
+      }
     }
     await runSteps(AFTER_SETTLE_MS, 5_000);
     markFaulted();
@@ -1726,17 +1999,22 @@ async function runOn(
   // Across jobs without a key (nothing but the pool holds them back): no job that started after
   // another had clearly been due at that time and came before it by priority, or by due time at
   // the same priority.
-  const unkeyed = jobs.filter((job) => job.poolKey === undefined && firstStart(job) !== undefined);
+  // (Pairs are compared in plain code and only the first one out of order goes to `expect`: an
+  // expect per pair cost 10 s of a program of 1,400 jobs.)
+  const unkeyed = jobs
+    .filter((job) => job.poolKey === undefined && firstStart(job) !== undefined)
+    .map((job) => ({ job, at: firstStart(job)!, level: level(job) }));
+  const outOfOrder: string[] = [];
   for (const started of unkeyed) {
-    const at = firstStart(started)!;
     for (const later of unkeyed) {
-      if (firstStart(later)! <= at || later.dueAt + 200 > at) continue;
+      if (outOfOrder.length > 0) break;
+      if (later.at <= started.at || later.job.dueAt + 200 > started.at) continue;
       const outranks =
-        level(later) < level(started) ||
-        (level(later) === level(started) && later.dueAt + 200 <= started.dueAt);
-      expect(outranks, `${later.key} due before ${started.key} started, but started after`).toBe(
-        false,
-      );
+        later.level < started.level ||
+        (later.level === started.level && later.job.dueAt + 200 <= started.job.dueAt);
+      if (outranks) {
+        outOfOrder.push(`${later.job.key} due before ${started.job.key} started, but after`);
+      }
     }
   }
   for (const key of usedKeys) {
@@ -1746,14 +2024,13 @@ async function runOn(
     inStartOrder.forEach((started, i) => {
       const at = firstStart(started)!;
       for (const later of inStartOrder.slice(i + 1)) {
-        if (later.dueAt + 200 > at) continue;
-        expect(
-          before(started, later),
-          `${key}: ${started.key} started before ${later.key}`,
-        ).toBeLessThan(0);
+        if (later.dueAt + 200 > at || before(started, later) < 0) continue;
+        outOfOrder.push(`${key}: ${started.key} started before ${later.key}`);
+        break;
       }
     });
   }
+  expect(outOfOrder, "jobs that started out of their order").toEqual([]);
   const rows = await inComponent(t, async (ctx) => ({
     keyQueue: await ctx.db.query("keyQueue").collect(),
     pendingStart: await ctx.db.query("pendingStart").collect(),
@@ -1767,6 +2044,22 @@ async function runOn(
     pendingCancelation: [],
   });
 }
+
+/** `FUZZ_LIST=1`: a chaos run prints each program's operations (opsLine) and runs none, e.g. to
+ * find the programs of a seed that draw a heavy load. */
+const LIST_ONLY = process.env.FUZZ_LIST === "1";
+
+/** A program's operations in one line: bulks and heavy loads with their sizes. */
+const opsLine = (ops: Op[]) =>
+  ops
+    .map((o) =>
+      o.op === "bulk"
+        ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})`
+        : "n" in o || "keys" in o
+          ? `${o.op}(${"n" in o ? o.n : o.keys})`
+          : o.op,
+    )
+    .join(" ");
 
 /** A chaos campaign prints how far it got every this many programs. */
 const CHAOS_PROGRESS_EVERY = 50;
@@ -1811,15 +2104,141 @@ async function assertWithinLimit<Ts extends [unknown, ...unknown[]]>(
   }
 }
 
-const rateLimitArb = fc.option(
-  fc.record({
-    starts: fc.integer({ min: 1, max: 8 }),
-    periodMs: fc.constantFrom(300, 1000, 2500),
-  }),
+/** `FUZZ_HEAVY=0`: no heavy loads (the programs of a seed as before they existed, e.g. to compare
+ * speed with a run of then). */
+const NO_HEAVY = process.env.FUZZ_HEAVY === "0";
+
+/** The operator's maxParallelism set (or cleared) at one place of a chaos program without a heavy
+ * load, in about one program in three: drawn after the rest, so that the programs of a seed found before it existed
+ * stay as they were. Convex-side it is `pool.setMaxParallelism`, in force over the clients'
+ * value (issue 37). */
+const operatorDraw = fc.option(
+  fc.record({ at: fc.nat(), maxParallelism: fc.option(fc.nat({ max: 4 }), { nil: null }) }),
   { nil: undefined, freq: 2 },
 );
 
+/** A chaos program: its operations (with a heavy load among them, if drawn and `heavy`, and the
+ * operator's maxParallelism, if drawn and `operator`), its rate limit and its backend's seed. Both
+ * are drawn last, so that the programs of a seed are those drawn before they existed (a replay in
+ * CHAOS_REPLAYS says which its campaign drew); `taskWeight` is the scale's (a replay passes the
+ * one its program was found at). */
+const chaosProgramOf = (taskWeight: number, heavy: boolean, operator: boolean = heavy) =>
+  fc
+    .tuple(
+      fc.array(chaosOpOf(taskWeight), { minLength: 1, maxLength: 12 }),
+      rateLimitArb(),
+      fc.nat(),
+      heavyDraw,
+      operatorDraw,
+    )
+    .map(([ops, rateLimit, seed, load, setting]) => {
+      const withHeavy =
+        !heavy || NO_HEAVY || load === undefined
+          ? { ops, rateLimit, seed }
+          : {
+              ops: insertAt(ops, load.at, load.load),
+              // Failed deliveries meet the limits only if thousands of jobs finish while the
+              // deliverers fail: under a rate limit of a few starts a second they would take an
+              // hour.
+              rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
+              seed,
+            };
+      // Not beside a heavy load: a low operator's value would hold its thousands of jobs back
+      // from the limits the load is drawn to meet.
+      if (!operator || setting === undefined || withHeavy.ops !== ops) return withHeavy;
+      const set: Op = { op: "operator", maxParallelism: setting.maxParallelism };
+      return { ...withHeavy, ops: insertAt(withHeavy.ops, setting.at, set) };
+    });
+
+/** `ops` with `op` inserted at `at` (taken modulo the places there are). */
+function insertAt<O>(ops: O[], at: number, op: O): O[] {
+  const place = at % (ops.length + 1);
+  return [...ops.slice(0, place), op, ...ops.slice(place)];
+}
+
+/**
+ * A campaign in shards: `FUZZ_SHARD=k/N` runs programs (k-1)·FUZZ_RUNS to k·FUZZ_RUNS - 1 of the
+ * seed (fast-check's path skips to the first), numbered as in one run, so that two processes at
+ * once run one campaign of 2·FUZZ_RUNS programs and each violation's replay is the usual
+ * `FUZZ_PATH=<program>`.
+ */
+const SHARD = (() => {
+  const shard = process.env.FUZZ_SHARD;
+  if (shard === undefined) return { first: 0, path: undefined, label: "" };
+  const [k, of] = shard.split("/").map(Number);
+  if (!(k >= 1 && k <= of)) throw new Error(`FUZZ_SHARD=${shard}: expected k/N with 1 ≤ k ≤ N`);
+  const first = (k - 1) * CHAOS_RUNS;
+  return { first, path: first > 0 ? String(first) : undefined, label: ` (shard ${k} of ${of})` };
+})();
+
+/** Chaos programs that once broke an invariant, replayed one by one in the slow tier (and with
+ * FUZZ_REPLAYS=1): the seed and path the campaign printed, the task weight of the scale it ran
+ * at, and whether heavy loads were drawn then. */
+const CHAOS_REPLAYS: Array<{
+  seed: number;
+  path: string;
+  taskWeight: number;
+  heavy: boolean;
+  /** Whether its campaign drew the operator's maxParallelism (none before issue 37). */
+  operator?: boolean;
+  what: string;
+}> = [
+  {
+    seed: 43691889,
+    path: "252",
+    taskWeight: 1,
+    heavy: false,
+    what: "a dead runner's recovery, then a 346-job drain under a rate limit (the model's window)",
+  },
+  {
+    seed: 43691889,
+    path: "643",
+    taskWeight: 1,
+    heavy: false,
+    what: "executors under a rate limit hand tasks back (issue 36, pool)",
+  },
+  {
+    seed: 43691889,
+    path: "213",
+    taskWeight: 1,
+    heavy: true,
+    what: "1,444 callbacks whose deliverer fails: the delivery check's splits over 1,000 schedules (review 2026-11-27 H1)",
+  },
+];
+
+const rateLimitArb = () =>
+  fc.option(
+    fc.record({
+      starts: fc.integer({ min: 1, max: 8 }),
+      periodMs: fc.constantFrom(300, 1000, 2500),
+    }),
+    { nil: undefined, freq: 2 },
+  );
+
 describe("model-based", () => {
+  describe.runIf(FULL_SCALE || process.env.FUZZ_REPLAYS === "1")("chaos replays", () => {
+    it.each(CHAOS_REPLAYS)(
+      "seed $seed, program $path: $what",
+      async ({ seed, path, taskWeight, heavy, operator }) => {
+        installFastTables();
+        installIndexedRanges();
+        let ran = 0;
+        await fc.assert(
+          fc.asyncProperty(
+            chaosProgramOf(taskWeight, heavy, operator ?? false),
+            async (program) => {
+              ran++;
+              await runProgram(program.ops, program.rateLimit, { seed: program.seed });
+            },
+          ),
+          { numRuns: 1, seed, path, endOnFailure: true },
+        );
+        expect(ran, "programs replayed").toBe(1);
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
   it.skipIf(CHAOS_ONLY)(
     `random programs keep the invariants (${RUNS} programs)`,
     async () => {
@@ -1829,7 +2248,7 @@ describe("model-based", () => {
         (run) =>
           fc.asyncProperty(
             fc.array(op, { minLength: 1, maxLength: 12 }),
-            rateLimitArb,
+            rateLimitArb(),
             (ops, rateLimit) => run(() => runProgram(ops, rateLimit)),
           ),
         { numRuns: RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
@@ -1846,16 +2265,21 @@ describe("model-based", () => {
       const violations: Array<{ index: number; message: string }> = [];
       let index = 0;
       const started = performance.now();
-      console.log(`chaos run: seed ${SEED}`);
+      console.log(`chaos run: seed ${SEED}${SHARD.label}`);
       // The per-table scan of convex-test's database (checked against the original in
       // test/fastTables.test.ts): a bulk enqueue's 1,500 jobs would otherwise make every query
       // walk the whole history.
       installFastTables();
+      installIndexedRanges();
       // The summary prints even when the run is cut short (PROPERTY_TIME_LIMIT_MS): a campaign's
       // violations are not lost with it.
       const summarize = () => {
         const seconds = Math.round((performance.now() - started) / 1000);
-        console.log(`fuzz: ${index} programs, ${violations.length} violations (${seconds} s)`);
+        console.log(
+          `fuzz: ${index} programs${SHARD.label}, ${violations.length} violations (${seconds} s, ` +
+            `${(seconds / Math.max(index, 1)).toFixed(2)} s a program)`,
+        );
+        console.log(`fuzz: ${refusalsLine(chaosTotals)}`);
         // Violations by kind (the message with its numbers and names blurred), then each one.
         const kinds = new Map<string, number>();
         for (const v of violations) {
@@ -1879,20 +2303,22 @@ describe("model-based", () => {
         await assertWithinLimit(
           (run) =>
             fc.asyncProperty(
-              fc.array(chaosOp, { minLength: 1, maxLength: 12 }),
-              rateLimitArb,
-              fc.nat(),
-              async (ops, rateLimit, seed) => {
-                const program = index++;
+              chaosProgramOf(TASK_WEIGHT, true),
+              async ({ ops, rateLimit, seed }) => {
+                const program = SHARD.first + index++;
                 const t0 = performance.now();
-                if (program > 0 && program % CHAOS_PROGRESS_EVERY === 0 && !replay) {
+                if (index > 1 && (index - 1) % CHAOS_PROGRESS_EVERY === 0 && !replay) {
                   const seconds = Math.round((performance.now() - started) / 1000);
                   console.log(
-                    `chaos run: ${program} programs, ${violations.length} violations (${seconds} s)`,
+                    `chaos run: ${index - 1} programs, ${violations.length} violations (${seconds} s)`,
                   );
                 }
                 if (NO_SHRINK)
                   console.log(`program ${program}:`, JSON.stringify({ ops, rateLimit, seed }));
+                if (LIST_ONLY) {
+                  console.log(`program ${program}: ${opsLine(ops)}`);
+                  return;
+                }
                 try {
                   await run(() => runProgram(ops, rateLimit, { seed }));
                   if (process.env.CHAOS_TRACE) {
@@ -1902,11 +2328,7 @@ describe("model-based", () => {
                     const heap = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
                     console.log(
                       `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
-                        ops
-                          .map((o) =>
-                            o.op === "bulk" ? `bulk(${o.n}x${o.spacingMs}ms ${o.kind})` : o.op,
-                          )
-                          .join(" "),
+                        opsLine(ops),
                     );
                   }
                 } catch (error) {
@@ -1919,7 +2341,12 @@ describe("model-based", () => {
                 }
               },
             ),
-          { numRuns: CHAOS_RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
+          {
+            numRuns: CHAOS_RUNS,
+            seed: SEED,
+            path: process.env.FUZZ_PATH ?? SHARD.path,
+            verbose: 1,
+          },
         );
       } finally {
         summarize();

@@ -1,10 +1,16 @@
 // The live dashboard's page (`npm run demo -- --serve`): the views of convex-workpool/react
 // (src/react/views.tsx), fed by polling the demo's server (serve.demo.ts) instead of convex/react:
-// GET /api/state for the admin overview and the running and failed jobs, POST /api/action for the
-// admin API's mutations. Bundled by demo.mjs with esbuild; loads nothing but its own origin.
+// GET /api/state for the admin overview, the running and failed jobs and the schedules, POST
+// /api/action for the admin API's mutations. Bundled by demo.mjs with esbuild; loads nothing but its own origin.
 import { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
-import type { AdminOverview, ListedWorkInfo, WorkId } from "../../src/client/index.js";
+import type {
+  AdminOverview,
+  ListedWorkInfo,
+  ScheduleInfo,
+  WorkId,
+} from "../../src/client/index.js";
+import type { ScheduleActions } from "../../src/react/SchedulesView.js";
 import { DashboardView, type DashboardActions, type JobsPage } from "../../src/react/views.js";
 
 /** How often the page asks for the pool's state (real ms). */
@@ -13,7 +19,12 @@ const FIRST_JOBS = 10;
 const KEYS_PER_PAGE = 10;
 
 type Page = { page: ListedWorkInfo[]; isDone: boolean };
-type State = { overview: AdminOverview; running: Page; failed: Page };
+type State = {
+  overview: AdminOverview;
+  running: Page;
+  failed: Page;
+  schedules: { page: ScheduleInfo[]; isDone: boolean };
+};
 
 async function post(name: string, args: object): Promise<unknown> {
   const response = await fetch("/api/action", {
@@ -33,6 +44,12 @@ const actions: DashboardActions = {
   resume: (key?: string) => post("resume", key === undefined ? {} : { key }),
   setKeyParallelism: (key, parallelism) => post("setKeyParallelism", { key, parallelism }),
   setMaxParallelism: (maxParallelism) => post("setMaxParallelism", { maxParallelism }),
+};
+
+const scheduleActions: ScheduleActions = {
+  pauseSchedule: (name) => post("pauseSchedule", { name }),
+  resumeSchedule: (name) => post("resumeSchedule", { name }),
+  runScheduleNow: (name) => post("runScheduleNow", { name }),
 };
 
 function LiveDemoDashboard() {
@@ -87,6 +104,12 @@ function LiveDemoDashboard() {
           next: () => keys && !keys.isDone && setCursors((l) => [...l, keys.continueCursor]),
         }}
         actions={actions}
+        schedules={{
+          results: state?.schedules.page ?? [],
+          status: state === undefined ? "LoadingFirstPage" : "Exhausted",
+          loadMore: () => {},
+        }}
+        scheduleActions={scheduleActions}
       />
     </>
   );

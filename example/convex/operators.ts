@@ -15,8 +15,9 @@ import { ConvexError } from "convex/values";
 import type { AdminOperation } from "convex-workpool";
 import type { QueryCtx } from "./_generated/server.js";
 
-/** What a call does: looks (`read`), acts on single jobs (`jobs`: retry, cancel), or changes a
- * pool's or a key's settings (`settings`: pause, resume, parallelism, rate limit). */
+/** What a call does: looks (`read`), acts on single jobs (`jobs`: retry, cancel, run a schedule
+ * once now), or changes a pool's, a key's or a schedule's settings (`settings`: pause, resume,
+ * parallelism, rate limit). */
 export type Access = "read" | "jobs" | "settings";
 
 /** What the admin API's operations are, by this app's rule. */
@@ -32,6 +33,10 @@ const ACCESS_OF: Record<AdminOperation, Access> = {
   setMaxParallelism: "settings",
   group: "read",
   cancelGroup: "jobs",
+  schedules: "read",
+  runScheduleNow: "jobs",
+  pauseSchedule: "settings",
+  resumeSchedule: "settings",
 };
 
 /** The access an admin API operation needs. */

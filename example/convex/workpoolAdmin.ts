@@ -20,6 +20,10 @@ export const {
   resume,
   setKeyParallelism,
   setMaxParallelism,
+  schedules,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
 } = emailPool.adminApi<DataModel>({
   authorize: async (ctx, { operation }) => await mayOperate(ctx, accessOf(operation)),
 });

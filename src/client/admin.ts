@@ -1,7 +1,8 @@
 /**
  * `pool.adminApi({ authorize })`: the public queries and mutations an operator's page calls
- * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setMaxParallelism), for an
- * app to export from one module. Owns the guard: every function calls `authorize` first and, when
+ * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setMaxParallelism, and the
+ * schedules' schedules, pauseSchedule, resumeSchedule, runScheduleNow), for an app to export from one
+ * module. Owns the guard: every function calls `authorize` first and, when
  * it refuses (false) or throws, fails with `workpool/Unauthorized` before reading or writing
  * anything; a guard that throws is logged with its reason (the caller learns only that it was
  * refused). Each function is one pool method (control.ts) or one component call; it never touches
@@ -24,6 +25,7 @@ import { unauthorized } from "../component/model/errors.js";
 import { createLogger, DEFAULT_LOG_LEVEL } from "../component/model/logging.js";
 import { vGroupStatus, vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
 import type { WorkpoolControl } from "./control.js";
+import { vScheduleInfo } from "./schedules.js";
 import {
   vListedWorkInfo,
   vListFilter,
@@ -61,6 +63,10 @@ export type AdminArgs = {
   setMaxParallelism: { maxParallelism: number | null };
   group: { id: string };
   cancelGroup: { id: string };
+  schedules: { paginationOpts: PaginationOptions };
+  pauseSchedule: { name: string };
+  resumeSchedule: { name: string };
+  runScheduleNow: { name: string };
 };
 /** The name of an admin function. */
 export type AdminOperation = keyof AdminArgs;
@@ -237,6 +243,43 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
         await guard(ctx, { operation: "cancelGroup", args });
         await pool.cancelGroup(ctx, args.id as GroupId);
         return null;
+      },
+    }),
+    /** A page of the pool's schedules by name, as `pool.listSchedules` returns it. */
+    schedules: queryGeneric({
+      args: { paginationOpts: paginationOptsValidator },
+      returns: paginationResultValidator(vScheduleInfo),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "schedules", args });
+        return await pool.listSchedules(ctx, args);
+      },
+    }),
+    /** Pauses a schedule's times (`pool.pauseSchedule`); false for an unknown name. */
+    pauseSchedule: mutationGeneric({
+      args: { name: v.string() },
+      returns: v.boolean(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "pauseSchedule", args });
+        return await pool.pauseSchedule(ctx, args.name);
+      },
+    }),
+    /** Ends a schedule's pause (`pool.resumeSchedule`); false for an unknown name. */
+    resumeSchedule: mutationGeneric({
+      args: { name: v.string() },
+      returns: v.boolean(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "resumeSchedule", args });
+        return await pool.resumeSchedule(ctx, args.name);
+      },
+    }),
+    /** Enqueues one run of a schedule now (`pool.runScheduleNow`); null when `overlap` enqueued
+     * nothing. */
+    runScheduleNow: mutationGeneric({
+      args: { name: v.string() },
+      returns: v.union(vWorkId, v.null()),
+      handler: async (ctx, args): Promise<WorkId | null> => {
+        await guard(ctx, { operation: "runScheduleNow", args });
+        return await pool.runScheduleNow(ctx, args.name);
       },
     }),
   };

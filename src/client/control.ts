@@ -2,8 +2,9 @@
  * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
  * and options, checked once in the constructor, and the methods that act on jobs already enqueued
  * or on the pool as a whole (cancel, complete, retry, cancelAll, pause, resume, setKeyParallelism,
- * setMaxParallelism) and that
- * read them (status, statusBatch, keyStatus, info, list, stats). Each method is one call of the
+ * setMaxParallelism), that act on schedules already created (pauseSchedule, resumeSchedule,
+ * unschedule, runScheduleNow), and that read them (status, statusBatch, keyStatus, info, list,
+ * stats, getSchedule, listSchedules). Each method is one call of the
  * component's public functions: it never builds an enqueue request (workpool.ts and enqueue.ts do;
  * `retry` asks the component to copy a finished job), never touches the component's tables and
  * holds no state besides its options. Apps use it only through `Workpool`; it is not exported from
@@ -13,8 +14,10 @@ import {
   createFunctionHandle,
   type FunctionReference,
   type FunctionVisibility,
+  type PaginationOptions,
   type PaginationResult,
 } from "convex/server";
+import type { ScheduleInfo } from "./schedules.js";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
 import {
   validateCompletionOutcome,
@@ -292,6 +295,91 @@ export class WorkpoolControl {
    */
   async stats(ctx: AnyCtx): Promise<Stats> {
     return await ctx.runQuery(this.component.inspect.stats, {});
+  }
+
+  /**
+   * Stops a schedule's times until `resumeSchedule` (they are not counted; its `nextRunAt` is null
+   * meanwhile). Runs already enqueued go on.
+   *
+   * ```ts
+   * await pool.pauseSchedule(ctx, "nightly-report");
+   * ```
+   * @returns false for an unknown name (it never throws for one), else true.
+   */
+  async pauseSchedule(ctx: MutationCtx | ActionCtx, name: string): Promise<boolean> {
+    return await ctx.runMutation(this.component.schedules.pause, { name });
+  }
+
+  /**
+   * Ends a schedule's pause: it goes on from its next future time (times passed while paused are
+   * not run).
+   *
+   * ```ts
+   * await pool.resumeSchedule(ctx, "nightly-report");
+   * ```
+   * @returns false for an unknown name, else true.
+   */
+  async resumeSchedule(ctx: MutationCtx | ActionCtx, name: string): Promise<boolean> {
+    return await ctx.runMutation(this.component.schedules.resume, { name });
+  }
+
+  /**
+   * Deletes a schedule; a run it enqueued already goes on.
+   *
+   * ```ts
+   * await pool.unschedule(ctx, `digest:${userId}`);
+   * ```
+   * @returns false for an unknown name, else true.
+   */
+  async unschedule(ctx: MutationCtx | ActionCtx, name: string): Promise<boolean> {
+    return await ctx.runMutation(this.component.schedules.unschedule, { name });
+  }
+
+  /**
+   * Enqueues one run of a schedule now (its `scheduledFor` is the call time), under the schedule's
+   * `overlap`, also while it is paused or past its `endAt`. Not counted in `counts`; it becomes the
+   * schedule's `lastRun`. An unknown name is rejected (InvalidArgument naming `name`).
+   *
+   * ```ts
+   * const workId = await pool.runScheduleNow(ctx, "nightly-report");
+   * ```
+   * @returns the run's id, or null when `overlap` enqueued nothing.
+   */
+  async runScheduleNow(ctx: MutationCtx | ActionCtx, name: string): Promise<WorkId | null> {
+    return (await ctx.runMutation(this.component.schedules.runNow, {
+      name,
+      config: this.config(),
+    })) as WorkId | null;
+  }
+
+  /**
+   * A schedule: its timing, rules, `nextRunAt` (null when paused or no time is left), `lastRun`
+   * (`{ workId, scheduledFor, state, outcome? }`) and `counts` (`{ enqueued, skipped, missed }`).
+   *
+   * ```ts
+   * const schedule = await pool.getSchedule(ctx, "nightly-report");
+   * ```
+   * @returns the schedule, or null for an unknown name.
+   */
+  async getSchedule(ctx: AnyCtx, name: string): Promise<ScheduleInfo | null> {
+    return await ctx.runQuery(this.component.schedules.get, { name });
+  }
+
+  /**
+   * A page of the pool's schedules, by name (for `usePaginatedQuery`; at most 1,000 a page).
+   *
+   * ```ts
+   * const { page, isDone, continueCursor } = await pool.listSchedules(ctx, {
+   *   paginationOpts: { numItems: 50, cursor: null },
+   * });
+   * ```
+   * @returns Convex's `PaginationResult` of `ScheduleInfo`.
+   */
+  async listSchedules(
+    ctx: AnyCtx,
+    args: { paginationOpts: PaginationOptions },
+  ): Promise<PaginationResult<ScheduleInfo>> {
+    return await ctx.runQuery(this.component.schedules.list, args);
   }
 
   /** The options this pool writes to the component's config with each enqueue and cancel. */

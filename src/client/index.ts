@@ -78,6 +78,13 @@ export {
 } from "./types.js";
 export { METRICS_CONTENT_TYPE, workpoolMetrics } from "./metrics.js";
 export {
+  vScheduleInfo,
+  type ScheduleId,
+  type ScheduleInfo,
+  type ScheduleOptions,
+  type ScheduleTiming,
+} from "./schedules.js";
+export {
   vAdminOverview,
   type AdminApi,
   type AdminApiOptions,

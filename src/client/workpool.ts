@@ -42,6 +42,12 @@ import {
   type RetryOption,
   type StandaloneEnqueueOptions,
 } from "./options.js";
+import {
+  createSchedule,
+  type ScheduleId,
+  type ScheduleOptions,
+  type StandaloneScheduleOptions,
+} from "./schedules.js";
 import type { ActionCtx, MutationCtx, WorkId } from "./types.js";
 
 /**
@@ -147,6 +153,112 @@ export class Workpool extends WorkpoolControl {
       argsArray,
       this.with("query", options),
     );
+  }
+
+  /**
+   * Runs an action on a schedule (API-EXTENSIONS §10): at each time of `cron` (in `timezone`) or
+   * every `everyMs`, one run is enqueued as an ordinary job of this pool (retries, key, priority,
+   * onComplete, status). `name` is unique in the pool: scheduling again under it replaces that
+   * schedule (counts and last run kept). Call it from the mutation that decides to schedule (e.g.
+   * the one that creates a user), so the schedule exists exactly when that commits.
+   *
+   * ```ts
+   * await pool.scheduleAction(ctx, `digest:${userId}`, internal.digest.send, { userId }, {
+   *   cron: "0 9 * * *", timezone: user.timezone, overlap: "skip", retry: true,
+   * });
+   * ```
+   * @param name the schedule's name, 1 to 256 characters.
+   * @param fn the action each run calls, with `fnArgs`.
+   * @param options exactly one of `cron` and `everyMs`; `startAt`, `endAt`, `overlap` (default
+   *   "skip"), `catchupWindowMs` (default 60,000), `jitterMs`, `paused`; and the enqueue options of
+   *   every run: `name`, `key`, `priority`, `retry`, `onComplete`, `context`.
+   * @returns the schedule's id (the same id when it replaced one). Bad input throws InvalidArgument
+   *   naming the option, and nothing is written.
+   */
+  async scheduleAction<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    name: string,
+    fn: FunctionReference<"action", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options: RetryOption & ScheduleOptions<Context, ReturnType>,
+  ): Promise<ScheduleId> {
+    return await createSchedule(
+      this.component,
+      ctx,
+      "action",
+      name,
+      fn,
+      fnArgs,
+      this.withSchedule("action", options),
+    );
+  }
+
+  /**
+   * Runs a mutation on a schedule; as `scheduleAction` (a mutation is never retried).
+   *
+   * ```ts
+   * await pool.scheduleMutation(ctx, "sweep-uploads", internal.uploads.sweep, {}, { everyMs: 5 * 60_000 });
+   * ```
+   * @returns the schedule's id.
+   */
+  async scheduleMutation<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    name: string,
+    fn: FunctionReference<"mutation", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options: ScheduleOptions<Context, ReturnType>,
+  ): Promise<ScheduleId> {
+    return await createSchedule(
+      this.component,
+      ctx,
+      "mutation",
+      name,
+      fn,
+      fnArgs,
+      this.withSchedule("mutation", options),
+    );
+  }
+
+  /**
+   * Runs a query on a schedule (its return value reaches onComplete); as `scheduleAction`.
+   *
+   * ```ts
+   * await pool.scheduleQuery(ctx, "health", internal.health.check, {}, {
+   *   cron: "@hourly", onComplete: internal.health.record,
+   * });
+   * ```
+   * @returns the schedule's id.
+   */
+  async scheduleQuery<Args extends DefaultFunctionArgs, Context, ReturnType>(
+    ctx: MutationCtx | ActionCtx,
+    name: string,
+    fn: FunctionReference<"query", FunctionVisibility, Args, NoInfer<ReturnType>>,
+    fnArgs: Args,
+    options: ScheduleOptions<Context, ReturnType>,
+  ): Promise<ScheduleId> {
+    return await createSchedule(
+      this.component,
+      ctx,
+      "query",
+      name,
+      fn,
+      fnArgs,
+      this.withSchedule("query", options),
+    );
+  }
+
+  /** A schedule request's options with what this pool adds: retries, config and status TTL. */
+  private withSchedule(
+    fnType: FunctionType,
+    options: RetryOption & ScheduleOptions<any, any>,
+  ): StandaloneScheduleOptions {
+    const { retry, ...rest } = options ?? ({} as ScheduleOptions);
+    return {
+      ...rest,
+      retryBehavior: retryBehaviorFor(fnType, retry, this.options),
+      ...this.config(),
+      statusTtl: this.options.statusTtl ?? DEFAULT_STATUS_TTL_MS,
+    } as StandaloneScheduleOptions;
   }
 
   /**

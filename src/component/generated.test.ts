@@ -8,6 +8,7 @@ import type * as inspect from "./inspect.js";
 import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
 import type * as runners_executor from "./runners/executor.js";
+import type * as schedules from "./schedules.js";
 import apiSource from "./_generated/api.ts?raw";
 
 const modules = import.meta.glob(["./**/*.ts", "!./**/*.test.ts", "!./_generated/**"], {
@@ -69,6 +70,13 @@ describe("_generated/component.ts", () => {
       "lib.status",
       "lib.statusBatch",
       "runners/executor.report",
+      "schedules.get",
+      "schedules.list",
+      "schedules.pause",
+      "schedules.resume",
+      "schedules.runNow",
+      "schedules.schedule",
+      "schedules.unschedule",
     ]);
   });
 
@@ -86,6 +94,7 @@ describe("_generated/component.ts", () => {
         keys: typeof keys;
         lib: typeof lib;
         "runners/executor": typeof runners_executor;
+        schedules: typeof schedules;
       }>,
       FunctionReference<any, "public">
     >;

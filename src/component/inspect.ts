@@ -28,9 +28,20 @@ import {
 } from "./mainLoop/stats.js";
 import { keyStatusOf } from "./keys.js";
 import { validateKey } from "./model/validate.js";
+import { validateScheduleName } from "./model/schedule.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
 export const MAX_LIST_PAGE = 1000;
+
+/** Where a page of jobs in `state` starts reading: pending and running jobs from the loop's floors
+ * (no such job lies below them), finished ones from the start. */
+function listFloor(state: ListFilter["state"], loop: Doc<"loopState"> | null): number {
+  return state === "pending"
+    ? (loop?.pendingFloor ?? 0)
+    : state === "running"
+      ? (loop?.recoveryFloor ?? 0)
+      : Number.NEGATIVE_INFINITY;
+}
 
 /**
  * The query a page reads, in the order `list` promises: pending jobs by due time and running ones
@@ -39,6 +50,9 @@ export const MAX_LIST_PAGE = 1000;
  * across the index entries of every job that left those states.
  */
 function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
+  if (filter.schedule !== undefined) {
+    return scheduleRunsInListOrder(ctx, filter.schedule, filter, loop);
+  }
   const { key, outcome } = filter;
   const work = ctx.db.query("work");
   if (filter.group !== undefined) return groupJobsInListOrder(ctx, filter, loop);
@@ -55,12 +69,7 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
       ? work.withIndex("by_creation_time").order("desc")
       : work.withIndex("by_key", (q) => q.eq("key", key)).order("desc");
   }
-  const floor =
-    state === "pending"
-      ? (loop?.pendingFloor ?? 0)
-      : state === "running"
-        ? (loop?.recoveryFloor ?? 0)
-        : Number.NEGATIVE_INFINITY;
+  const floor = listFloor(state, loop);
   const order = state === "finished" ? "desc" : "asc";
   return key === undefined
     ? work.withIndex("by_state", (q) => q.eq("state.kind", state).gte("listAt", floor)).order(order)
@@ -84,15 +93,36 @@ function groupJobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loop
   if (state === undefined) {
     return work.withIndex("by_group", (q) => q.eq("group", group)).order("desc");
   }
-  const floor =
-    state === "pending"
-      ? (loop?.pendingFloor ?? 0)
-      : state === "running"
-        ? (loop?.recoveryFloor ?? 0)
-        : Number.NEGATIVE_INFINITY;
+  const floor = listFloor(state, loop);
   return work
     .withIndex("by_groupState", (q) =>
       q.eq("group", group).eq("state.kind", state).gte("listAt", floor),
+    )
+    .order(state === "finished" ? "desc" : "asc");
+}
+
+/** `jobsInListOrder` for one schedule's runs (`list({ schedule })`), in the same orders. */
+function scheduleRunsInListOrder(
+  ctx: QueryCtx,
+  schedule: string,
+  { state, outcome }: ListFilter,
+  loop: Doc<"loopState"> | null,
+) {
+  const work = ctx.db.query("work");
+  if (outcome !== undefined) {
+    return work
+      .withIndex("by_scheduleOutcome", (q) =>
+        q.eq("schedule", schedule).eq("state.result.kind", outcome),
+      )
+      .order("desc");
+  }
+  if (state === undefined) {
+    return work.withIndex("by_schedule", (q) => q.eq("schedule", schedule)).order("desc");
+  }
+  const floor = listFloor(state, loop);
+  return work
+    .withIndex("by_scheduleState", (q) =>
+      q.eq("schedule", schedule).eq("state.kind", state).gte("listAt", floor),
     )
     .order(state === "finished" ? "desc" : "asc");
 }
@@ -119,10 +149,16 @@ export const list = query({
     }
     if (filter.key !== undefined) validateKey(filter.key);
     if (filter.group !== undefined) {
-      if (filter.key !== undefined) {
-        invalidArgument("group", "give key or group, not both", filter.group);
+      if (filter.key !== undefined || filter.schedule !== undefined) {
+        invalidArgument("group", "give one of key, group or schedule, not two", filter.group);
       }
       parseGroupId(ctx.db, filter.group, "group");
+    }
+    if (filter.schedule !== undefined) {
+      validateScheduleName(filter.schedule, "schedule");
+      if (filter.key !== undefined) {
+        invalidArgument("schedule", "cannot be combined with key", filter.schedule);
+      }
     }
     // Only pending and running pages start at the loop's floors; others need not re-run (as a
     // subscription) on every pass that rewrites the loop's state.

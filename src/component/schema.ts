@@ -11,6 +11,13 @@ import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 import { vDeliveryItem } from "./runners/deliver.js";
 import {
+  vOverlap,
+  vScheduleCounts,
+  vScheduleRun,
+  vScheduleState,
+  vTiming,
+} from "./model/schedule.js";
+import {
   vFiledOutcome,
   vFnType,
   vJobState,
@@ -87,6 +94,14 @@ export default defineSchema({
      * enqueued), the start of its attempt while running, when it finished once finished. Written
      * with every change of `state`; `list`, `stats` and recovery read the indexes on it. */
     listAt: v.number(),
+    /** For a schedule's run (API-EXTENSIONS §10): the schedule's name. */
+    schedule: v.optional(v.string()),
+    /** For a schedule's run: the time it was enqueued for (before jitter). */
+    scheduledFor: v.optional(v.number()),
+    /** For a schedule's run buffered by `overlap: "bufferOne"`: the unfinished run it waits for. It
+     * has no `pendingStart` row until that run finishes; then the loop files one and clears this
+     * (mainLoop/scheduleRelease.ts). */
+    waitsFor: v.optional(v.id("work")),
   })
     // Pending jobs by due time, running jobs by start time (recovery, `list`), finished ones by
     // finish time (`list`, newest first).
@@ -104,7 +119,14 @@ export default defineSchema({
     // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_groupState sorts by state
     .index("by_group", ["group"])
     .index("by_groupState", ["group", "state.kind", "listAt"])
-    .index("by_groupOutcome", ["group", "state.result.kind", "listAt"]),
+    .index("by_groupOutcome", ["group", "state.result.kind", "listAt"])
+    // A schedule's runs in enqueue order, by state and by outcome (`list({ schedule })`).
+    // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_scheduleState sorts by state
+    .index("by_schedule", ["schedule"])
+    .index("by_scheduleState", ["schedule", "state.kind", "listAt"])
+    .index("by_scheduleOutcome", ["schedule", "state.result.kind", "listAt"])
+    // The buffered run waiting for a job, if any (the loop, when that job finishes).
+    .index("by_waitsFor", ["waitsFor"]),
 
   /**
    * Large arguments, contexts and return values, kept apart from `work` so the loop never reads them.
@@ -440,7 +462,8 @@ export default defineSchema({
    * one row per callback that needs a transaction to itself), the loop's delivery check (the same
    * split, for a delivery that died). Read by: `deliver` (by token), the loop's delivery check
    * (rows older than DELIVERY_CHECK_MS, from a cursor). Deleted by: `deliver`, in the transaction
-   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row.
+   * that calls the callbacks (so each is called exactly once), or by the check when it splits a row
+   * whole (a row split in part, as far as the pass's budget went, keeps the rest: `splitFrom`).
    */
   deliveries: defineTable({
     /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
@@ -452,6 +475,9 @@ export default defineSchema({
     scheduledId: v.id("_scheduled_functions"),
     /** For a solo row: the how-manieth transaction its callback gets (1 when unset). */
     attempts: v.optional(v.number()),
+    /** For a row the delivery check split in part (its pass's budget ran out, passBudget.ts): how
+     * many of its callbacks went to rows of their own, so that the next split's tokens go on. */
+    splitFrom: v.optional(v.number()),
   }).index("by_token", ["token"]),
 
   /**
@@ -555,7 +581,13 @@ export default defineSchema({
      * `generation` (no pass committed in between), and the last one's error; the backstop's count
      * (watchdog.ts `restartPass`). */
     failedPasses: v.optional(
-      v.object({ count: v.number(), generation: v.number(), error: v.string() }),
+      v.object({
+        count: v.number(),
+        generation: v.number(),
+        error: v.string(),
+        /** The stage the failed passes were in (pass.ts `STAGES`), when known. */
+        stage: v.optional(v.string()),
+      }),
     ),
   }),
 
@@ -633,4 +665,34 @@ export default defineSchema({
       startLagMsMax: v.number(),
     }),
   }),
+  /**
+   * Recurring schedules (API-EXTENSIONS §10), one row per name. Each `waiting` row has exactly one
+   * scheduled `schedules.fire` (its `state.timerId`), fenced by `generation`: between its times a
+   * schedule costs nothing, and no transaction reads other schedules' rows.
+   * Written by: `schedules.schedule` (insert, or replace under the same name), `pauseSchedule`,
+   * `resumeSchedule`, `runScheduleNow` (`lastRun`), and its own `fire` (counts, lastRun, the next
+   * timer). Read by: those, `getSchedule`, `listSchedules` (by name). Never read or written by the
+   * loop.
+   * Deleted by: `unschedule` (its runs already enqueued go on).
+   */
+  schedules: defineTable({
+    name: v.string(),
+    run: vScheduleRun,
+    timing: vTiming,
+    startAt: v.optional(v.number()),
+    endAt: v.optional(v.number()),
+    overlap: vOverlap,
+    catchupWindowMs: v.number(),
+    jitterMs: v.number(),
+    state: vScheduleState,
+    /** Bumped whenever the timer is set or dropped: a `fire` carrying another generation is stale
+     * (the schedule was replaced, paused, resumed or deleted since) and does nothing. */
+    generation: v.number(),
+    /** The latest time handled (run, skipped or missed): a replaced or resumed schedule's next
+     * time is after it, so that no time runs twice. */
+    lastTime: v.optional(v.number()),
+    counts: vScheduleCounts,
+    /** The latest run enqueued (by a time or `runScheduleNow`): what `overlap` looks at. */
+    lastRun: v.optional(v.object({ workId: v.id("work"), scheduledFor: v.number() })),
+  }).index("by_name", ["name"]),
 });

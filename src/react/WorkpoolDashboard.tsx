@@ -6,14 +6,22 @@
  * only the wiring and the key pages' cursors; never draws anything itself beyond that message.
  */
 import { Component, useState, type ReactNode } from "react";
-import { useMutation, usePaginatedQuery, useQueries } from "convex/react";
+import { useConvex, useMutation, usePaginatedQuery, useQueries } from "convex/react";
 import type {
   DefaultFunctionArgs,
   FunctionReference,
   PaginationOptions,
   PaginationResult,
 } from "convex/server";
-import type { AdminOverview, ListArgs, ListedWorkInfo, WorkId, WorkInfo } from "../client/index.js";
+import type {
+  AdminOverview,
+  ListArgs,
+  ListedWorkInfo,
+  ScheduleInfo,
+  WorkId,
+  WorkInfo,
+} from "../client/index.js";
+import type { ScheduleActions, SchedulesPage } from "./SchedulesView.js";
 import { isUnauthorizedError } from "../component/model/errors.js";
 import {
   DashboardView,
@@ -49,6 +57,12 @@ export type WorkpoolAdminApi = {
   resume: Mutation<{ key?: string }, null>;
   setKeyParallelism: Mutation<{ key: string; parallelism: number | null }, null>;
   setMaxParallelism: Mutation<{ maxParallelism: number | null }, null>;
+  /** The schedule functions (`pool.adminApi` returns them; an app that exports none of them gets
+   * a dashboard without the schedules panel). */
+  schedules?: Query<{ paginationOpts: PaginationOptions }, PaginationResult<ScheduleInfo>>;
+  pauseSchedule?: Mutation<{ name: string }, boolean>;
+  resumeSchedule?: Mutation<{ name: string }, boolean>;
+  runScheduleNow?: Mutation<{ name: string }, WorkId | null>;
 };
 
 /** Keys a page, and jobs before "Load more", unless told. */
@@ -98,6 +112,40 @@ function useJobsAndActions(api: WorkpoolAdminApi, jobsPerPage = DEFAULT_PAGE) {
     running: useJobs(api, { state: "running" }, jobsPerPage),
     failed: useJobs(api, { outcome: "failed" }, jobsPerPage),
     actions: useDashboardActions(api),
+    schedules: useSchedules(api, jobsPerPage),
+    scheduleActions: useScheduleActions(api),
+  };
+}
+
+/** A stand-in reference for a query that is skipped (never subscribed to). */
+const SKIPPED = "skipped:schedules" as unknown as NonNullable<WorkpoolAdminApi["schedules"]>;
+
+/** The pool's schedules, page by page (`usePaginatedQuery` of the admin `schedules`); undefined
+ * when the app's admin API exports no `schedules`. */
+export function useSchedules(
+  api: Pick<WorkpoolAdminApi, "schedules">,
+  initialNumItems: number,
+): SchedulesPage | undefined {
+  const { results, status, loadMore } = usePaginatedQuery(
+    api.schedules ?? SKIPPED,
+    api.schedules ? {} : "skip",
+    { initialNumItems },
+  );
+  return api.schedules ? { results, status, loadMore } : undefined;
+}
+
+/** The admin API's schedule mutations, as the schedules panel calls them; undefined when the
+ * app's admin API does not export all three. */
+export function useScheduleActions(
+  api: Pick<WorkpoolAdminApi, "pauseSchedule" | "resumeSchedule" | "runScheduleNow">,
+): ScheduleActions | undefined {
+  const convex = useConvex();
+  const { pauseSchedule, resumeSchedule, runScheduleNow } = api;
+  if (!pauseSchedule || !resumeSchedule || !runScheduleNow) return undefined;
+  return {
+    pauseSchedule: (name) => convex.mutation(pauseSchedule, { name }),
+    resumeSchedule: (name) => convex.mutation(resumeSchedule, { name }),
+    runScheduleNow: (name) => convex.mutation(runScheduleNow, { name }),
   };
 }
 

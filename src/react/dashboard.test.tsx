@@ -17,7 +17,10 @@ import {
   formatCount,
   formatDuration,
   useDashboardActions,
+  useScheduleActions,
+  SchedulesView,
   type DashboardActions,
+  type ScheduleActions,
   type JobsPage,
   type WorkpoolAdminApi,
 } from "./index.js";
@@ -402,5 +405,99 @@ describe("WorkpoolDashboard on convex/react", () => {
       { name: "admin:setMaxParallelism", args: { maxParallelism: 4 } },
       { name: "admin:setMaxParallelism", args: { maxParallelism: null } },
     ]);
+  });
+});
+
+describe("the schedules panel", () => {
+  const nightly = {
+    id: "s1",
+    name: "nightly",
+    fnName: "reports:build",
+    cron: "0 3 * * *",
+    timezone: "Europe/Berlin",
+    overlap: "skip" as const,
+    catchupWindowMs: 60_000,
+    jitterMs: 0,
+    paused: false,
+    nextRunAt: Date.UTC(2026, 0, 2, 2, 0, 0),
+    lastRun: {
+      workId: "w9",
+      scheduledFor: Date.UTC(2026, 0, 1, 2, 0, 0),
+      state: "finished" as const,
+      outcome: "failed" as const,
+    },
+    counts: { enqueued: 1200, skipped: 3, missed: 1 },
+  };
+  const sweep = { ...nightly, id: "s2", name: "sweep", cron: undefined, timezone: undefined };
+  const paused = { ...sweep, name: "sweep", everyMs: 300_000, paused: true, nextRunAt: null };
+
+  it("lists schedules with their timing, next time, last outcome and counts", () => {
+    const noop = async () => null;
+    const html = renderToStaticMarkup(
+      <SchedulesView
+        page={{ results: [nightly, paused], status: "Exhausted", loadMore: () => {} }}
+        act={() => {}}
+        actions={{ pauseSchedule: noop, resumeSchedule: noop, runScheduleNow: noop }}
+      />,
+    );
+    expect(html).toContain('data-schedule="nightly"');
+    expect(html).toContain("0 3 * * * (Europe/Berlin)");
+    expect(html).toContain("02:00:00"); // next time, UTC
+    expect(html).toContain("failed (02:00:00)");
+    expect(html).toContain("1,200");
+    expect(html).toContain("every 300 s");
+    expect(html).toContain("(paused)");
+    expect(html).toContain('data-action="pause-schedule"');
+    expect(html).toContain('data-action="resume-schedule"');
+    expect(html.match(/data-action="run-schedule"/g)).toHaveLength(2);
+  });
+
+  it("is left out, and its query not made, for an admin API without schedule functions", () => {
+    const { client, queries } = stubClient({
+      "admin:overview": () => overview(),
+      "admin:jobs": () => ({ page: [], isDone: true, continueCursor: "end" }),
+      "admin:schedules": () => ({ page: [nightly], isDone: true, continueCursor: "end" }),
+    });
+    const render = (api: WorkpoolAdminApi) =>
+      renderToStaticMarkup(
+        <ConvexProvider client={client}>
+          <WorkpoolDashboard api={api} />
+        </ConvexProvider>,
+      );
+    expect(render(adminApi)).toContain('data-schedule="nightly"');
+    const asked = queries.length;
+    // (`api.admin` is a proxy: its functions are named one by one.)
+    const { overview: o, jobs, job, retry, cancel, pause, resume } = adminApi;
+    const { setKeyParallelism, setMaxParallelism } = adminApi;
+    const before = { overview: o, jobs, job, retry, cancel, pause, resume };
+    const html = render({ ...before, setKeyParallelism, setMaxParallelism });
+    expect(html).not.toContain("Schedules");
+    expect(queries.slice(asked).map((q) => q.name)).not.toContain("admin:schedules");
+  });
+
+  it("sends pause, resume and run now as the admin API's schedule mutations", async () => {
+    const { client, mutations } = stubClient({});
+    let actions: ScheduleActions | undefined;
+    let without: ScheduleActions | undefined | null = null;
+    function Capture() {
+      actions = useScheduleActions(adminApi);
+      // An admin API from before schedules: no panel, nothing to call.
+      without = useScheduleActions({});
+      return null;
+    }
+    renderToStaticMarkup(
+      <ConvexProvider client={client}>
+        <Capture />
+      </ConvexProvider>,
+    );
+    await actions!.pauseSchedule("nightly");
+    await actions!.resumeSchedule("nightly");
+    await actions!.runScheduleNow("nightly");
+    expect(mutations).toEqual([
+      { name: "admin:pauseSchedule", args: { name: "nightly" } },
+      { name: "admin:resumeSchedule", args: { name: "nightly" } },
+      { name: "admin:runScheduleNow", args: { name: "nightly" } },
+    ]);
+    expect(without).toBeUndefined();
   });
 });

@@ -11,6 +11,8 @@ export {
   useDashboardActions,
   useJobs,
   useOverview,
+  useScheduleActions,
+  useSchedules,
   useWorkpoolDashboard,
   type DashboardOptions,
   type WorkpoolAdminApi,
@@ -30,5 +32,11 @@ export {
   type JobsPage,
   type KeysPaging,
 } from "./views.js";
+export {
+  SchedulesView,
+  timingText,
+  type ScheduleActions,
+  type SchedulesPage,
+} from "./SchedulesView.js";
 export { formatCount, formatDuration, formatTime } from "./format.js";
 export { DASHBOARD_CSS } from "./styles.js";

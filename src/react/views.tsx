@@ -15,6 +15,7 @@ import type {
 } from "../client/index.js";
 import { formatCount, formatDuration, formatTime } from "./format.js";
 import { DASHBOARD_CSS } from "./styles.js";
+import { SchedulesView, type ScheduleActions, type SchedulesPage } from "./SchedulesView.js";
 
 /** A list of jobs page by page, in the shape `usePaginatedQuery` returns. */
 export type JobsPage = {
@@ -54,6 +55,9 @@ export type DashboardViewProps = {
   title?: string;
   /** "light" or "dark" to force one; by default the viewer's system preference. */
   theme?: "light" | "dark";
+  /** The pool's schedules and their actions; the panel is left out without them. */
+  schedules?: SchedulesPage;
+  scheduleActions?: ScheduleActions;
 };
 
 /** How many more jobs "Load more" asks for. */
@@ -96,6 +100,12 @@ export function DashboardView(props: DashboardViewProps) {
             act={act}
             actions={actions}
           />
+          {props.schedules && props.scheduleActions && (
+            <>
+              <h3>Schedules</h3>
+              <SchedulesView page={props.schedules} act={act} actions={props.scheduleActions} />
+            </>
+          )}
         </>
       )}
     </DashboardFrame>

@@ -7,7 +7,7 @@ import { Workpool, type AdminOperation, type WorkpoolComponent } from "../../src
 const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
 const pool = new Workpool(components.workpool, {});
 
-const READS: AdminOperation[] = ["overview", "jobs", "job", "group"];
+const READS: AdminOperation[] = ["overview", "jobs", "job", "group", "schedules"];
 
 export const {
   overview,
@@ -21,6 +21,10 @@ export const {
   setMaxParallelism,
   group,
   cancelGroup,
+  schedules,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
 } = pool.adminApi({
   authorize: async (ctx, { operation }) => {
     const identity = await ctx.auth.getUserIdentity();

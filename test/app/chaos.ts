@@ -35,6 +35,10 @@ export const vBehavior = {
   form: v.optional(v.string()),
   /** Return a value this deep instead (`nestedOf`). */
   returnDepth: v.optional(v.number()),
+  /** Return `{ [returnFieldName]: key }`: a value under a field name Convex refuses. */
+  returnFieldName: v.optional(v.string()),
+  /** A failing attempt throws a ConvexError whose data is `{ [errorFieldName]: key }`. */
+  errorFieldName: v.optional(v.string()),
   /** Ignored: makes the arguments as large (text or numbers) and as deep as wanted. */
   pad: v.optional(v.any()),
   deep: v.optional(v.any()),
@@ -74,6 +78,8 @@ export type Behavior = {
   returnBytes?: number;
   form?: string;
   returnDepth?: number;
+  returnFieldName?: string;
+  errorFieldName?: string;
 };
 
 /** The error message of a failing attempt: its words, padded to `bytes`. */
@@ -90,6 +96,9 @@ export function behave(run: number, b: Behavior): unknown {
   const attempt = run - snoozeTimes;
   if (attempt <= (b.failTimes ?? 0)) {
     if (b.nonRetryable) throw new NonRetryableError(errorMessageOf(b.key, attempt, b.errorBytes));
+    if (b.errorFieldName !== undefined) {
+      throw new ConvexError({ [b.errorFieldName]: errorMessageOf(b.key, attempt) });
+    }
     if (b.form === undefined || b.form === "text" || !b.errorBytes) {
       throw new Error(errorMessageOf(b.key, attempt, b.errorBytes));
     }
@@ -98,6 +107,7 @@ export function behave(run: number, b: Behavior): unknown {
       data: valueOf(b.form, b.errorBytes) as Value,
     });
   }
+  if (b.returnFieldName !== undefined) return { [b.returnFieldName]: b.key };
   if (b.returnDepth !== undefined) return nestedOf(b.returnDepth);
   return b.returnBytes === undefined ? b.key : valueOf(b.form, b.returnBytes);
 }
@@ -203,6 +213,19 @@ async function enqueueOne(
   return await pool.enqueueQuery(ctx, fn, args, options);
 }
 
+/** Pauses (or resumes) the pool keys `${prefix}${from}` up to `${prefix}${to - 1}` in this one
+ * mutation: many keys paused at once. */
+export const pauseKeys = mutationGeneric({
+  args: { prefix: v.string(), from: v.number(), to: v.number(), resume: v.boolean() },
+  handler: async (ctx, { prefix, from, to, resume }) => {
+    const pool = new Workpool(components.workpool, {});
+    for (let i = from; i < to; i++) {
+      if (resume) await pool.resume(ctx, { key: `${prefix}${i}` });
+      else await pool.pause(ctx, { key: `${prefix}${i}` });
+    }
+  },
+});
+
 /** Enqueues one job per element of `argsList` (singly, or as a batch when `batch`). */
 export const enqueue = mutationGeneric({
   args: {
@@ -246,10 +269,21 @@ export const enqueueSpread = mutationGeneric({
     returns: v.optional(v.object({ form: v.string(), bytes: v.number() })),
     poolOptions: v.optional(v.any()),
     onComplete: v.optional(v.string()),
+    /** Job i runs under the pool key `${poolKeyPrefix}${i}`, if given. */
+    poolKeyPrefix: v.optional(v.string()),
+    /** Every job's return value, its failure's data (one failing attempt) or its arguments hold
+     * this field name (one Convex refuses, the test's draw). */
+    fieldName: v.optional(
+      v.object({
+        where: v.union(v.literal("args"), v.literal("result"), v.literal("errorData")),
+        name: v.string(),
+      }),
+    ),
   },
   handler: async (ctx, args) => {
     probe.markEnqueue();
     const { kind, n, prefix, firstDelayMs, spacingMs, failWithBytes, poolOptions } = args;
+    const named = args.fieldName;
     const pool = new Workpool(components.workpool, poolOptions ?? {});
     const ids: WorkId[] = [];
     for (let i = 0; i < n; i++) {
@@ -258,13 +292,24 @@ export const enqueueSpread = mutationGeneric({
         runAfter: firstDelayMs + i * spacingMs,
         onComplete: onCompleteRef(args.onComplete),
         context: { key },
+        ...(args.poolKeyPrefix === undefined ? {} : { key: `${args.poolKeyPrefix}${i}` }),
       };
       const fails = failWithBytes === undefined ? {} : { failTimes: 1, errorBytes: failWithBytes };
       const returns =
         args.returns === undefined
           ? {}
           : { form: args.returns.form, returnBytes: args.returns.bytes };
-      ids.push(await enqueueOne(ctx, pool, kind, { key, ...fails, ...returns }, options));
+      const refused =
+        named === undefined
+          ? {}
+          : named.where === "args"
+            ? { [named.name]: 1 }
+            : named.where === "result"
+              ? { returnFieldName: named.name }
+              : { failTimes: 1, errorFieldName: named.name };
+      ids.push(
+        await enqueueOne(ctx, pool, kind, { key, ...fails, ...returns, ...refused }, options),
+      );
     }
     return ids;
   },

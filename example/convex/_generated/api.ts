@@ -11,6 +11,7 @@
 import type * as admin from "../admin.js";
 import type * as attempts from "../attempts.js";
 import type * as deliveries from "../deliveries.js";
+import type * as digests from "../digests.js";
 import type * as emails from "../emails.js";
 import type * as http from "../http.js";
 import type * as jobs from "../jobs.js";
@@ -33,6 +34,7 @@ const fullApi: ApiFromModules<{
   admin: typeof admin;
   attempts: typeof attempts;
   deliveries: typeof deliveries;
+  digests: typeof digests;
   emails: typeof emails;
   http: typeof http;
   jobs: typeof jobs;

@@ -103,6 +103,7 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             maximumRowsRead?: number;
             numItems: number;
           };
+          schedule?: string;
           state?: "pending" | "running" | "finished";
         },
         {
@@ -124,6 +125,8 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               | { error: string; errorData?: any; kind: "failed" }
               | { kind: "canceled" };
             retriedAs?: string;
+            schedule?: string;
+            scheduledFor?: number;
             startedAt?: number;
             state: "pending" | "running" | "finished";
           }>;
@@ -402,6 +405,8 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             | { error: string; errorData?: any; kind: "failed" }
             | { kind: "canceled" };
           retriedAs?: string;
+          schedule?: string;
+          scheduledFor?: number;
           startedAt?: number;
           state: "pending" | "running" | "finished";
         } | null,
@@ -485,5 +490,141 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           Name
         >;
       };
+    };
+    schedules: {
+      get: FunctionReference<
+        "query",
+        "internal",
+        { name: string },
+        {
+            catchupWindowMs: number;
+            counts: { enqueued: number; missed: number; skipped: number };
+            cron?: string;
+            endAt?: number;
+            everyMs?: number;
+            fnName: string;
+            id: string;
+            jitterMs: number;
+            lastRun?: {
+              outcome?: "success" | "failed" | "canceled";
+              scheduledFor: number;
+              state: "pending" | "running" | "finished";
+              workId: string;
+            };
+            name: string;
+            nextRunAt: number | null;
+            overlap: "skip" | "bufferOne" | "allowAll" | "cancelOther";
+            paused: boolean;
+            startAt?: number;
+            timezone?: string;
+          } | null,
+        Name
+      >;
+      list: FunctionReference<
+        "query",
+        "internal",
+        {
+          paginationOpts: {
+            cursor: string | null;
+            endCursor?: string | null;
+            id?: number;
+            maximumBytesRead?: number;
+            maximumRowsRead?: number;
+            numItems: number;
+          };
+        },
+        {
+          continueCursor: string;
+          isDone: boolean;
+          page: Array<{
+            catchupWindowMs: number;
+            counts: { enqueued: number; missed: number; skipped: number };
+            cron?: string;
+            endAt?: number;
+            everyMs?: number;
+            fnName: string;
+            id: string;
+            jitterMs: number;
+            lastRun?: {
+              outcome?: "success" | "failed" | "canceled";
+              scheduledFor: number;
+              state: "pending" | "running" | "finished";
+              workId: string;
+            };
+            name: string;
+            nextRunAt: number | null;
+            overlap: "skip" | "bufferOne" | "allowAll" | "cancelOther";
+            paused: boolean;
+            startAt?: number;
+            timezone?: string;
+          }>;
+          pageStatus?: "SplitRecommended" | "SplitRequired" | null;
+          splitCursor?: string | null;
+        },
+        Name
+      >;
+      pause: FunctionReference<"mutation", "internal", { name: string }, boolean, Name>;
+      resume: FunctionReference<"mutation", "internal", { name: string }, boolean, Name>;
+      runNow: FunctionReference<
+        "mutation",
+        "internal",
+        {
+          config?: {
+            keyParallelism?: number;
+            logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
+            maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
+          };
+          name: string;
+        },
+        string | null,
+        Name
+      >;
+      schedule: FunctionReference<
+        "mutation",
+        "internal",
+        {
+          catchupWindowMs?: number;
+          config?: {
+            keyParallelism?: number;
+            logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
+            maxParallelism?: number;
+            rateLimit?: null | { periodMs: number; starts: number };
+          };
+          cron?: string;
+          endAt?: number;
+          everyMs?: number;
+          jitterMs?: number;
+          name: string;
+          overlap?: "skip" | "bufferOne" | "allowAll" | "cancelOther";
+          paused?: boolean;
+          run: {
+            fnArgs: any;
+            fnHandle: string;
+            fnName: string;
+            fnType: "action" | "mutation" | "query";
+            key?: string;
+            onComplete?: {
+              context?: any;
+              excludeKinds?: Array<"success" | "failed" | "canceled">;
+              fnHandle: string;
+            };
+            priority?: "high" | "normal" | "low";
+            retryBehavior?: {
+              base: number;
+              initialBackoffMs: number;
+              maxAttempts: number;
+              maxBackoffMs?: number;
+            };
+            runName?: string;
+            statusTtlMs?: number;
+          };
+          startAt?: number;
+          timezone?: string;
+        },
+        string,
+        Name
+      >;
+      unschedule: FunctionReference<"mutation", "internal", { name: string }, boolean, Name>;
     };
   };

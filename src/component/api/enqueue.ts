@@ -133,8 +133,9 @@ export async function insertJob(
   checked: CheckedItem,
   now: number,
   target: Target,
+  extra?: RunFields,
 ): Promise<Id<"work">> {
-  const workId = await insertWork(ctx, item, checked, now);
+  const workId = await insertWork(ctx, item, checked, now, extra);
   await insertStart(ctx, [workId], startOf(item, checked, now, target));
   return workId;
 }
@@ -213,12 +214,18 @@ async function insertStart(
   });
 }
 
-/** Writes a checked job's `work` row (and its payload when large). */
-async function insertWork(
+/** What a schedule's run adds to its `work` row (schedule.ts): its schedule and time, and for a
+ * buffered run the run it waits for. */
+export type RunFields = Pick<Doc<"work">, "schedule" | "scheduledFor" | "waitsFor">;
+
+/** Writes a checked job's `work` row (and its payload when large); `extra` marks a schedule's run.
+ * Without a `pendingStart` row (a buffered run) the loop never starts it until one is filed. */
+export async function insertWork(
   ctx: MutationCtx,
   item: EnqueueItem,
   { runAt, inline }: CheckedItem,
   now: number,
+  extra?: RunFields,
 ): Promise<Id<"work">> {
   const large = !inline;
   const payloadId = large
@@ -248,6 +255,7 @@ async function insertWork(
     manualCompletion: item.manualCompletion,
     // Checked by `checkGroups` before anything was written.
     group: item.group as Id<"groups"> | undefined,
+    ...extra,
   });
   return workId;
 }

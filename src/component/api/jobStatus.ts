@@ -58,6 +58,8 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
     ...(work.group !== undefined ? { group: work.group as string } : {}),
     previousAttempts: work.attempts,
     ...(work.retriedAs !== undefined ? { retriedAs: work.retriedAs as string } : {}),
+    ...(work.schedule !== undefined ? { schedule: work.schedule } : {}),
+    ...(work.scheduledFor !== undefined ? { scheduledFor: work.scheduledFor } : {}),
     // _creationTime carries a sub-millisecond tiebreak; a pass in the same ms reads a whole `now`.
     enqueuedAt: Math.floor(work._creationTime),
   };

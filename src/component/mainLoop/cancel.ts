@@ -2,13 +2,15 @@
  * Loop stage: processing cancel requests from `pendingCancelation`. A pending job (first attempt or
  * backing off) is finished as canceled at once, and so is a job waiting for its completion after
  * its function returned; a running job is marked so that it is not retried.
- * Only the loop calls this.
+ * Only the loop calls this. Takes requests while the pass's budget lasts (passBudget.ts); never
+ * assumes its batch alone keeps the pass within Convex's limits.
  */
 import { handOverCancel } from "./executors.js";
 import { finishJob } from "./complete.js";
 import { cancelWaiting } from "./awaiting.js";
 import { unqueue } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
+import { budgetSpent } from "./passBudget.js";
 
 /** Cancel requests one pass processes; each costs about four reads and three writes. */
 export const CANCEL_BATCH = 100;
@@ -22,9 +24,17 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
       q.gte("segment", tableFrom(pass, "cancelation")).lte("segment", pass.segment),
     )
     .take(CANCEL_BATCH);
-  const full = rows.length === CANCEL_BATCH;
-  advanceCursor(pass, "cancelation", full ? rows[rows.length - 1].segment : pass.segment);
+  let full = rows.length === CANCEL_BATCH;
+  // The segment of the first request left for the next pass (the budget stopped the stage).
+  let leftAt: number | undefined;
   for (const row of rows) {
+    // Each request costs a deliverer and a few reads and writes: asked per request (cancels come
+    // in bursts of thousands, `cancelAll`).
+    if (await budgetSpent(pass, "cancels", { functionsScheduled: 1 })) {
+      leftAt = row.segment;
+      full = true;
+      break;
+    }
     await ctx.db.delete("pendingCancelation", row._id);
     const work = await ctx.db.get("work", row.workId);
     if (work === null) continue;
@@ -61,5 +71,10 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
         work.state satisfies never;
     }
   }
+  advanceCursor(
+    pass,
+    "cancelation",
+    leftAt ?? (full ? rows[rows.length - 1].segment : pass.segment),
+  );
   return full;
 }

@@ -24,13 +24,22 @@ import {
   type FiledOutcome,
   type RunResult,
 } from "../model/validators.js";
-import { advanceCursor, startCursorOf, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import {
+  advanceCursor,
+  splitsItsStage,
+  startCursorOf,
+  tableFrom,
+  takeWithinBudget,
+  type Pass,
+} from "./pass.js";
+import { budgetUnits } from "./passBudget.js";
 import { refundStart } from "./rateLimit.js";
 import { capErrorMessage } from "../model/errors.js";
 import { withErrorData } from "../model/outcomes.js";
 import { fitsInline, measureValue, valueSizeBytes } from "../model/valueMeasure.js";
 import { decideCompletion } from "../model/retry.js";
 import { dueSegment, segmentForRunAt } from "../model/segments.js";
+import { releaseBufferedRun } from "./scheduleRelease.js";
 import { countEvent, recordFinish, uncountStart } from "./stats.js";
 
 /** Completions one pass processes: each costs a few reads and writes plus the onComplete handler's
@@ -44,6 +53,19 @@ export const COMPLETION_ROW_OUTCOMES = 50;
  * 8 KiB); 64 KiB keeps what recovery may read of one runner's rows (RUNNER_ROWS_READ of them)
  * near a megabyte. */
 export const COMPLETION_ROW_BYTES = 64 * 1024;
+
+/** What settling one outcome may cost at most, for sizing a batch to the pass's budget
+ * (passBudget.ts): a deliverer (or its share of a row's), four documents read in four ranges (its
+ * job, its key's state and settings, its executor), four writes (its job, a retry's row, its
+ * key, its payload), and its job's row read and rewritten whole (about 40 KiB at most). */
+const OUTCOME_COST = {
+  functionsScheduled: 1,
+  databaseQueries: 4,
+  documentsRead: 4,
+  documentsWritten: 4,
+  bytesRead: 48 * 1024,
+  bytesWritten: 48 * 1024,
+} as const;
 
 /** An attempt's outcome as a runner reports it. */
 export type ReportedOutcome = {
@@ -153,14 +175,21 @@ function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
  * Returns true when it stopped at its batch (more may wait). */
 export async function processCompletions(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
-  if (pass.narrow) return await processFirstOutcome(pass, pass.narrow.setAside);
+  // A narrow pass whose failed stage was this one settles one outcome (watchdog.ts).
+  if (pass.narrow && splitsItsStage(pass.narrow)) {
+    return await processFirstOutcome(pass, pass.narrow.setAside);
+  }
+  // The batch is sized to the pass's budget, asked once per batch (a first row of a report may
+  // still hold more outcomes than that: COMPLETION_ROW_OUTCOMES, which the budget's reserve holds).
+  const fit = Math.min(COMPLETION_BATCH, await budgetUnits(pass, "completions", OUTCOME_COST));
+  if (fit <= 0) return true;
   const { rows, full } = await takeWithinBudget(
     ctx.db
       .query("pendingCompletion")
       .withIndex("by_segment", (q) =>
         q.gte("segment", tableFrom(pass, "completion")).lte("segment", pass.segment),
       ),
-    COMPLETION_BATCH,
+    fit,
     undefined,
     (row) => 1 + (row.more?.length ?? 0),
   );
@@ -447,4 +476,6 @@ export async function finishJob(
   if (result.kind === "failed") pass.log.warn("finished", { ...finished, error: result.error });
   else pass.log.info("finished", finished);
   if (needsDelivery(delivery)) pass.deliveries.push(delivery);
+  // A schedule's run buffered behind this one (overlap "bufferOne") may start now.
+  await releaseBufferedRun(pass, work);
 }

@@ -1,11 +1,13 @@
 /**
  * The main loop: one self-rescheduling `main` mutation, fenced by a generation counter. Each pass
- * drains due completions, cancelations, runs recovery when due, moves rows filed early to their due
- * segments, starts work up to maxParallelism,
- * schedules the sweeper, then schedules itself for the next segment with work — or goes idle.
- * A `main` whose generation is not the current one is stale and returns at once. Never runs user code
- * (onComplete handlers run in delivery transactions of their own, deliver.ts) and never reads
- * payload rows.
+ * drains due completions, cancelations, runs recovery when due, moves rows filed early to their
+ * due segments, starts work up to maxParallelism, schedules the sweeper, checks deliveries, then
+ * schedules itself for the next segment with work — or goes idle. Every stage draws its work from
+ * one budget of the pass (passBudget.ts); a stage the budget stops goes on in the next pass, at
+ * once. A stage that throws names itself in the error, for the backstop (watchdog.ts), whose
+ * narrow passes run one stage at a time. A `main` whose generation is not the current one is
+ * stale and returns at once. Never runs user code (onComplete handlers run in delivery
+ * transactions of their own, deliver.ts) and never reads payload rows.
  */
 import { v } from "convex/values";
 import { internal } from "../_generated/api.js";
@@ -18,7 +20,17 @@ import { checkDeliveries, scheduleDeliveries } from "../runners/deliver.js";
 import { flushExecutors } from "./executors.js";
 import { firstReadyAt, flushKeys } from "./keyState.js";
 import { createLogger } from "../model/logging.js";
-import type { LoopState, Narrow, Pass } from "./pass.js";
+import {
+  inStage,
+  splitsItsStage,
+  STAGES,
+  vNarrow,
+  type LoopState,
+  type Narrow,
+  type Pass,
+  type Stage,
+} from "./pass.js";
+import { NARROW_SHARE } from "./passBudget.js";
 import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
@@ -27,8 +39,6 @@ import { placeActions, startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 import { armWatchdog } from "./watchdog.js";
-
-const vNarrow = v.object({ left: v.number(), setAside: v.optional(v.string()) });
 
 /** When the loop runs next. */
 type Wake =
@@ -93,16 +103,23 @@ export const main = internalMutation({
 
     await flushEarlierSecond(pass);
     const leftPendingBefore = state.stats.started + state.stats.canceled;
-    const moreCompletions = await processCompletions(pass);
-    const moreCancelations = await processCancelations(pass);
-    if (recoveryDue(pass)) await recover(pass);
+    // Every stage draws from one budget (passBudget.ts) and stops when it is spent; a stage that
+    // throws names itself in the error, for the backstop (watchdog.ts `restartPass`).
+    const moreCompletions = await inStage("completions", () => processCompletions(pass));
+    const moreCancelations = await inStage("cancels", () => processCancelations(pass));
+    await inStage("recovery", async () => {
+      if (recoveryDue(pass)) await recover(pass);
+    });
     // Rows filed early are moved before anything starts; while more wait, nothing starts yet.
-    const moreEarly = await refileEarlyStarts(pass);
-    const starts = moreEarly ? { more: true, heldByRate: false } : await startWork(pass);
-    await placeActions(pass);
+    const moreEarly = await inStage("refile", () => refileEarlyStarts(pass));
+    const starts = await inStage("start", async () => {
+      const outcome = moreEarly ? { more: true, heldByRate: false } : await startWork(pass);
+      await placeActions(pass);
+      return outcome;
+    });
     const expiry = await firstExpiry(pass);
-    await maybeScheduleSweep(pass, expiry);
-    await checkDeliveries(pass);
+    await inStage("sweep", () => maybeScheduleSweep(pass, expiry));
+    await inStage("deliveryCheck", () => checkDeliveries(pass));
     await scheduleDeliveries(pass, pass.deliveries);
     await flushKeys(pass);
     await flushExecutors(pass);
@@ -110,8 +127,9 @@ export const main = internalMutation({
       await advancePendingFloor(pass);
     }
 
+    // A stage the budget stopped goes on in the next pass, at once.
     const wake: Wake =
-      moreCompletions || moreCancelations || starts.more
+      moreCompletions || moreCancelations || starts.more || pass.budgetStop !== undefined
         ? { kind: "now" }
         : await nextWake(pass, expiry, starts.heldByRate);
     // Quiet: nothing runs and the loop sleeps. (A full pool also sleeps between completions, and a
@@ -139,6 +157,9 @@ export const main = internalMutation({
         documentsRead: metrics.documentsRead.used,
         documentsWritten: metrics.documentsWritten.used,
         bytesRead: metrics.bytesRead.used,
+        functionsScheduled: metrics.functionsScheduled.used,
+        databaseQueries: metrics.databaseQueries.used,
+        budgetStop: pass.budgetStop,
       });
     }
     return null;
@@ -146,31 +167,89 @@ export const main = internalMutation({
 });
 
 /**
- * A narrow pass (the backstop, watchdog.ts `restartPass`): after passes failed, settle the first
- * due outcome alone, or set its job aside when it failed the passes twice, and nothing else; the
- * next pass is narrow too while up to `left` outcomes are due, so that the one the failed pass
- * could not commit is met alone. Then the loop goes on as ever.
+ * A narrow pass (the backstop, watchdog.ts `restartPass`): after passes failed, runs one stage
+ * alone, then hands on to a narrow pass of the next stage, and after the last to an ordinary
+ * pass; so the stages of the pass that failed each get a transaction of their own. The stage the
+ * failed pass was in (`failed`) is split: it runs on a sixteenth of the ordinary budget
+ * (NARROW_SHARE), and "completions" settles one outcome a pass (up to `left` of them), so that
+ * the outcome the failed pass could not commit is met alone; or it sets that outcome's job aside
+ * (`setAside`: the watchdog saw two narrow passes fail on it with a limit error). Any other stage
+ * that failed twice so is skipped once (`skip`). The bookkeeping (deliveries, keys, executors)
+ * runs in every narrow pass.
  */
 async function narrowPass(pass: Pass, row: Doc<"loopState"> | null): Promise<null> {
   const { ctx, state } = pass;
   const narrow = pass.narrow as Narrow;
-  const more = await processCompletions(pass);
+  const stage = narrow.stage ?? "completions";
+  const split = splitsItsStage(narrow);
+  if (split) pass.budgetShare = NARROW_SHARE;
+  await flushEarlierSecond(pass);
+  const leftPendingBefore = state.stats.started + state.stats.canceled;
+  const more = narrow.skip ? false : await inStage(stage, () => runStage(pass, stage));
   await scheduleDeliveries(pass, pass.deliveries);
   await flushKeys(pass);
   await flushExecutors(pass);
+  if (state.stats.started + state.stats.canceled > leftPendingBefore) {
+    await advancePendingFloor(pass);
+  }
   state.generation += 1;
-  pass.log.warn("narrowPass", { left: narrow.left, setAside: narrow.setAside !== undefined, more });
-  // The next pass: narrow while outcomes are left of what the failed pass would have taken, else
-  // an ordinary pass at once (which reads whatever else is due).
+  pass.log.warn("narrowPass", {
+    stage,
+    failed: narrow.failed,
+    left: narrow.left,
+    setAside: narrow.setAside !== undefined,
+    skip: narrow.skip === true,
+    more,
+  });
+  // The next pass: a split "completions" goes on one outcome a pass while outcomes are left of
+  // what the failed pass would have taken; then each later stage once; then an ordinary pass.
   const left = narrow.left - 1;
+  const later = STAGES[STAGES.indexOf(stage) + 1] as Stage | undefined;
+  const failed = narrow.failed === undefined ? {} : { failed: narrow.failed };
+  const next: Narrow | undefined =
+    stage === "completions" && split && more && left > 0
+      ? { stage, left, ...failed }
+      : later === undefined
+        ? undefined
+        : { stage: later, left: narrow.left, ...failed };
   const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
     generation: state.generation,
-    ...(more && left > 0 ? { narrow: { left } } : {}),
+    ...(next ? { narrow: next } : {}),
   });
   state.nextPassId = scheduledId;
   if (row) await ctx.db.replace("loopState", row._id, state);
   else await ctx.db.insert("loopState", state);
   return null;
+}
+
+/** Runs one stage of a pass alone (a narrow pass); true when it left work for a later pass. */
+async function runStage(pass: Pass, stage: Stage): Promise<boolean> {
+  switch (stage) {
+    case "completions":
+      return await processCompletions(pass);
+    case "cancels":
+      return await processCancelations(pass);
+    case "recovery":
+      if (recoveryDue(pass)) await recover(pass);
+      return pass.budgetStop !== undefined;
+    case "refile":
+      return await refileEarlyStarts(pass);
+    case "start": {
+      // As in an ordinary pass, nothing starts while rows filed early wait to be moved.
+      if (await refileEarlyStarts(pass)) return true;
+      const { more } = await startWork(pass);
+      await placeActions(pass);
+      return more;
+    }
+    case "sweep":
+      await maybeScheduleSweep(pass, await firstExpiry(pass));
+      return pass.budgetStop !== undefined;
+    case "deliveryCheck":
+      await checkDeliveries(pass);
+      return pass.budgetStop !== undefined;
+    default:
+      return stage satisfies never;
+  }
 }
 
 /** Cancels the chain's next pass (scheduled by an earlier pass) if it is still waiting to run. */

@@ -3,6 +3,7 @@
  * the config it read, its logger, and the loop state it will write back at the end; and the
  * pending tables' read cursors, and the one read of due `pendingStart` rows that uses them.
  */
+import { v, type Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import type { MutationCtx } from "../_generated/server.js";
 import type { Config } from "../config.js";
@@ -13,21 +14,18 @@ import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
 import { readFrom } from "../model/segments.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
+import { budgetSpent } from "./passBudget.js";
+import { errorMessage } from "../model/errors.js";
 
 /** Bytes of rows one batch read of a pass may take (the row that crosses it included: it was
  * read). A pass reads several batches; 2 MiB each keeps the whole pass far below Convex's 16 MiB
  * per transaction, whatever sizes the rows reach within their own caps. */
 export const BATCH_READ_BYTES = 2 * 1024 * 1024;
 
-/** Bytes a pass may have read before its start stage stops taking more work (the rest waits for
- * the next pass, at once): half of Convex's 16 MiB, leaving the later stages their room. Rows are
- * capped in size (payloads.ts, errors.ts), so this binds only in a pass full of large rows. */
-export const PASS_READ_BYTES = 8 * 1024 * 1024;
-
-/** True once the pass has read PASS_READ_BYTES. */
+/** True once the pass's stages have spent their budget (passBudget.ts), on any metric: kept for
+ * the stages that ask without naming themselves (recovery's judgement of a runner's rows). */
 export async function passReadSpent(pass: Pass): Promise<boolean> {
-  const { bytesRead } = await pass.ctx.meta.getTransactionMetrics();
-  return bytesRead.used >= PASS_READ_BYTES;
+  return await budgetSpent(pass, "recovery");
 }
 
 /**
@@ -147,8 +145,70 @@ export type Pass = {
   /** Set on a pass the watchdog started after passes failed (the backstop, watchdog.ts): it
    * settles one outcome and nothing else, or sets that outcome's job aside (`setAside`: why). */
   narrow?: Narrow;
+  /** The share of Convex's limits the stages may use (passBudget.ts): STAGE_SHARE, or a narrow
+   * pass's NARROW_SHARE. */
+  budgetShare?: number;
+  /** The first stage the budget stopped, and on which metric: the loop runs again at once. */
+  budgetStop?: { stage: string; metric: string };
 };
 
-/** A narrow pass: the outcomes left to settle one per pass, and, when the same first outcome
- * failed the passes twice, the reason its job is set aside as failed instead. */
-export type Narrow = { left: number; setAside?: string };
+/** The stages of an ordinary pass, in their order; a narrow pass (the backstop) runs one. */
+export const STAGES = [
+  "completions",
+  "cancels",
+  "recovery",
+  "refile",
+  "start",
+  "sweep",
+  "deliveryCheck",
+] as const;
+export type Stage = (typeof STAGES)[number];
+export const vStage = v.union(...STAGES.map((stage) => v.literal(stage)));
+
+/** A narrow pass (main.ts `narrowPass`, started by the watchdog's backstop): the stage it runs
+ * alone (undefined: "completions", as a pass scheduled before stages were named); the stage the
+ * failed pass was in (`failed`; undefined: unknown, taken as "completions"), which is split (a
+ * small budget, completions one outcome a pass, up to `left` of them) while the others run on
+ * the ordinary budget; and, when that stage failed twice with a limit error, the reason its
+ * first outcome's job is set aside (`setAside`, completions) or that the stage is skipped this
+ * once (`skip`, any other stage). */
+export const vNarrow = v.object({
+  left: v.number(),
+  setAside: v.optional(v.string()),
+  stage: v.optional(vStage),
+  failed: v.optional(vStage),
+  skip: v.optional(v.boolean()),
+});
+export type Narrow = Infer<typeof vNarrow>;
+
+/** The prefix of the error a stage of a pass throws with, which the watchdog reads back from the
+ * scheduler's record of the failed pass (`stageOfError`). */
+const STAGE_ERROR_PREFIX = "workpool: the loop pass failed in stage ";
+
+/** Runs a stage; an error it throws (a limit met, a fault) goes on with the stage's name. */
+export async function inStage<T>(stage: Stage, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    // The cause is set as a property, not as `{ cause }`: apps compile this source with their own
+    // lib, which may predate ES2022 (tsconfig.consumer.json checks that it compiles with ES2021).
+    const failed: Error & { cause?: unknown } = new Error(
+      `${STAGE_ERROR_PREFIX}${stage}: ${errorMessage(error)}`,
+    );
+    failed.cause = error;
+    throw failed;
+  }
+}
+
+/** The stage a failed pass's error names, if it names one (see `inStage`). */
+export function stageOfError(error: string): Stage | undefined {
+  const at = error.indexOf(STAGE_ERROR_PREFIX);
+  if (at < 0) return undefined;
+  const name = error.slice(at + STAGE_ERROR_PREFIX.length).split(":")[0];
+  return STAGES.find((stage) => stage === name);
+}
+
+/** Whether a narrow pass splits the stage it runs: the one the failed pass was in. */
+export function splitsItsStage(narrow: Narrow): boolean {
+  return (narrow.stage ?? "completions") === (narrow.failed ?? "completions");
+}

@@ -24,6 +24,7 @@ import {
 import { endAttempt, finishJob, placeInLine, settleAttempt, undoStart } from "./complete.js";
 import { dropKept } from "./awaiting.js";
 import { passReadSpent, type Pass } from "./pass.js";
+import { budgetSpent } from "./passBudget.js";
 import { runNumber } from "../model/validators.js";
 
 /** How often a recovery cycle starts. A dead runner is found within this plus
@@ -219,6 +220,8 @@ async function closeIfTask(pass: Pass, work: Doc<"work">): Promise<void> {
 
 export async function recover(pass: Pass): Promise<void> {
   const { ctx, state } = pass;
+  // The page read is a hundred rows in one range: asked before it (and per job after).
+  if (await budgetSpent(pass, "recovery", { documentsRead: RECOVERY_BATCH })) return;
   const starting = state.recoveryCursor === undefined;
   // The floor stays the same for a whole cycle, so that its page cursor stays valid.
   const page = await ctx.db
@@ -232,15 +235,17 @@ export async function recover(pass: Pass): Promise<void> {
     const oldestStart = oldest?.kind === "running" ? oldest.startedAt : pass.now;
     state.nextRecoveryFloor = oldestStart - RECOVERY_FLOOR_MARGIN_MS;
   }
-  if (page.isDone) {
-    state.recoveryCursor = undefined;
-    state.lastRecoveryAt = pass.now;
-    state.recoveryFloor = state.nextRecoveryFloor;
-  } else {
-    state.recoveryCursor = page.continueCursor;
-  }
   const reads: RunnerReads = { filed: new Map(), left: new Map() };
+  // False when the budget stopped the page: the same page is read again by the next pass (the
+  // jobs settled here have left it; those judged alive are judged again).
+  let pageDone = true;
   for (const work of page.page) {
+    // Each job costs a system read and a few index reads, and a dead one a settlement (a
+    // deliverer, a retry's row): asked per job, as a page of dead runners' jobs is all costly.
+    if (await budgetSpent(pass, "recovery", { functionsScheduled: 1 })) {
+      pageDone = false;
+      break;
+    }
     const verdict = await judge(pass, work, reads);
     switch (verdict.kind) {
       case "alive":
@@ -315,5 +320,13 @@ export async function recover(pass: Pass): Promise<void> {
       default:
         verdict satisfies never;
     }
+  }
+  if (!pageDone) return;
+  if (page.isDone) {
+    state.recoveryCursor = undefined;
+    state.lastRecoveryAt = pass.now;
+    state.recoveryFloor = state.nextRecoveryFloor;
+  } else {
+    state.recoveryCursor = page.continueCursor;
   }
 }

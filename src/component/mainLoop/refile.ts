@@ -11,6 +11,7 @@
 import type { Doc } from "../_generated/dataModel.js";
 import { dueSegment } from "../model/segments.js";
 import { advanceCursor, startCursorOf, tableFrom, takeWithinBudget, type Pass } from "./pass.js";
+import { budgetSpent } from "./passBudget.js";
 
 /** Rows one pass moves: two writes each; 200 keeps a pass's writes well inside its budget, and a
  * mutation that enqueued 1,500 far-off jobs is filed in place within a few passes. */
@@ -23,7 +24,8 @@ export const REFILE_BATCH = 200;
  */
 export async function refileEarlyStarts(pass: Pass): Promise<boolean> {
   const { ctx } = pass;
-  const { rows, full } = await takeWithinBudget(
+  if (await budgetSpent(pass, "refile")) return true;
+  const { rows, full: fullBatch } = await takeWithinBudget(
     ctx.db
       .query("pendingStart")
       .withIndex("by_early", (q) =>
@@ -31,8 +33,18 @@ export async function refileEarlyStarts(pass: Pass): Promise<boolean> {
       ),
     REFILE_BATCH,
   );
-  for (const row of rows) await refile(pass, row);
-  advanceCursor(pass, "early", full ? rows[rows.length - 1].segment : pass.segment);
+  let full = fullBatch;
+  let leftAt: number | undefined;
+  for (const row of rows) {
+    // Two writes a row, asked per row: a pass of small rows must not meet the count limits.
+    if (await budgetSpent(pass, "refile", { documentsWritten: 2 })) {
+      leftAt = row.segment;
+      full = true;
+      break;
+    }
+    await refile(pass, row);
+  }
+  advanceCursor(pass, "early", leftAt ?? (full ? rows[rows.length - 1].segment : pass.segment));
   return full;
 }
 

@@ -26,9 +26,9 @@ import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
   advanceCursor,
   countDueStarts,
-  passReadSpent,
   readDueStarts,
   startCursorOf,
+  tableFrom,
   type Pass,
 } from "./pass.js";
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
@@ -36,11 +36,27 @@ import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
 import { scheduleTimeout } from "./awaiting.js";
 import { countInGroup } from "./groups.js";
+import { budgetUnits } from "./passBudget.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
  * writes each, so 100 keeps a pass far inside Convex's limits while draining a backlog of 10,000
  * in a hundred passes. */
 export const START_BATCH = 100;
+
+/** What one start may cost at most, for sizing a chunk to the pass's budget (passBudget.ts): two
+ * schedules (a new executor and its row's check; a worker, or an action's runner owed to
+ * placeActions, cost one); six index ranges and eight documents read (its row, its job, its key's
+ * state, settings and queue head in two ranks, its function's executors); four writes (its job,
+ * its row, its key's queue and ready rows); and its job's row read and rewritten whole (a row
+ * holds at most about 40 KiB: args and context inline up to 8 KiB, a name, a dedupe key). */
+const START_COST = {
+  functionsScheduled: 2,
+  databaseQueries: 6,
+  documentsRead: 8,
+  documentsWritten: 4,
+  bytesRead: 48 * 1024,
+  bytesWritten: 48 * 1024,
+} as const;
 
 /** A job or key the start stage may take: a due row, a listed key, or a key that a completion or
  * cancelation in this pass freed (kept in memory; `flushKeys` lists it if the pass cannot start it). */
@@ -53,8 +69,9 @@ type Candidate =
  * batch size with room left), and whether due work waits for the rate limit (`heldByRate`). */
 export type StartOutcome = { more: boolean; heldByRate: boolean };
 
-/** The room a pass has left: starts it may still make, and rows it may still take. */
-type Budget = { capacity: number; taken: number };
+/** The room a pass has left: starts it may still make, rows it may still take, and rows (jobs of
+ * a batch's row each count) the current chunk may still take within the pass's budget. */
+type Budget = { capacity: number; taken: number; chunk: number };
 
 /**
  * Starts what is due, within the room the pool (`maxParallelism`, pause) and its rate limit leave:
@@ -69,7 +86,7 @@ export async function startWork(pass: Pass): Promise<StartOutcome> {
     return { more: false, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
   }
   const freed = await keysFreedThisPass(pass);
-  const budget: Budget = { capacity: room, taken: 0 };
+  const budget: Budget = { capacity: room, taken: 0, chunk: 0 };
   let exhausted = true;
   for (const level of PRIORITY_LEVELS) {
     exhausted = await startLevel(pass, level, freed, budget);
@@ -104,14 +121,27 @@ async function startLevel(
   let exhausted = false;
   // The lowest segment that may still hold a due pendingStart row of the level when it stops.
   let dueLeftAt: number | undefined;
+  let readOnce = false;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
-    const want = Math.min(budget.capacity, START_BATCH - budget.taken);
+    // The chunk is sized to the pass's budget (passBudget.ts), asked once per chunk.
+    const want = Math.min(
+      budget.capacity,
+      START_BATCH - budget.taken,
+      await budgetUnits(pass, "start", START_COST),
+    );
+    if (want <= 0) {
+      // Stopped before its first chunk: the level's cursor stays where it is.
+      if (!readOnce) dueLeftAt = tableFrom(pass, startCursorOf(level));
+      break;
+    }
+    readOnce = true;
+    budget.chunk = want;
     const { rows: due, full: dueFull } = await readDueStarts(pass, level, want);
     const ready = await readReady(pass, level, want);
     const readyFull = ready.length === want;
     let d = 0;
     let r = 0;
-    while (budget.capacity > 0 && budget.taken < START_BATCH) {
+    while (budget.capacity > 0 && budget.taken < START_BATCH && budget.chunk > 0) {
       // A full list that ran out may continue beyond what was read: read the next chunk first,
       // so the merge stays in due order.
       if ((d === due.length && dueFull) || (r === ready.length && readyFull)) break;
@@ -129,6 +159,7 @@ async function startLevel(
         continue;
       }
       budget.taken++;
+      budget.chunk--;
       let started: boolean;
       if (next.kind === "ready") {
         r++;
@@ -145,8 +176,6 @@ async function startLevel(
       exhausted = true;
       break;
     }
-    // A pass full of large rows stops here; the next pass (at once) goes on from the cursor.
-    if (await passReadSpent(pass)) break;
   }
   // The level's pendingStart rows below the first one that may be left are gone.
   advanceCursor(pass, startCursorOf(level), dueLeftAt ?? pass.segment);
@@ -194,6 +223,7 @@ async function readReady(
 async function startDue(pass: Pass, row: Doc<"pendingStart">, budget: Budget): Promise<boolean> {
   if (row.key !== undefined) {
     budget.taken++;
+    budget.chunk--;
     if (await startKeyed(pass, row, row.key)) budget.capacity--;
     await pass.ctx.db.delete("pendingStart", row._id);
     return true;
@@ -202,8 +232,14 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">, budget: Budget): P
   // A job of a batch's row may have been canceled while it waited (it stays listed, schema.ts).
   const shared = row.more !== undefined;
   let taken = 0;
-  while (taken < jobs.length && budget.capacity > 0 && budget.taken < START_BATCH) {
+  while (
+    taken < jobs.length &&
+    budget.capacity > 0 &&
+    budget.taken < START_BATCH &&
+    budget.chunk > 0
+  ) {
     budget.taken++;
+    budget.chunk--;
     if (await startJob(pass, jobs[taken], row.runAt, undefined, shared)) budget.capacity--;
     taken++;
   }

@@ -12,14 +12,17 @@ import type { Doc } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { forgetDedupeKeys } from "../api/dedupe.js";
 import type { Pass } from "./pass.js";
+import { budgetSpent, reachedShare } from "./passBudget.js";
 import { keyLedgerRows, sumLedger } from "../api/keyLedger.js";
 import { sweepGroups } from "./groups.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
 export const SWEEP_BATCH = 50;
-/** A sweep stops once it read this many bytes (payloads may be a megabyte each) and goes on in a
- * fresh transaction: a quarter of Convex's 16 MiB read limit. */
-export const SWEEP_BYTES_READ_BUDGET = 4 * 1024 * 1024;
+/** A sweep stops once it used this fraction of any of Convex's limits (passBudget.ts measures:
+ * bytes read, as payloads may be a megabyte each; documents written, as a large keyed job costs
+ * five deletes and writes; index ranges) and goes on in a fresh transaction: a quarter, so that
+ * the row it is on and the ledger and dedupe writes for the rows it swept fit in the rest. */
+export const SWEEP_SHARE = 0.25;
 /** The loop schedules a sweep at most this often; expired rows wait at most this long past TTL. */
 export const SWEEP_INTERVAL_MS = 10_000;
 
@@ -43,8 +46,8 @@ export const sweep = internalMutation({
     let stoppedEarly = false;
     const swept: Doc<"work">[] = [];
     for (const work of page.page) {
-      const metrics = await ctx.meta.getTransactionMetrics();
-      if (metrics.bytesRead.used > SWEEP_BYTES_READ_BUDGET) {
+      // Only once a row was deleted, so that every sweep that stops early has made progress.
+      if (swept.length > 0 && reachedShare(await ctx.meta.getTransactionMetrics(), SWEEP_SHARE)) {
         stoppedEarly = true;
         break;
       }
@@ -58,9 +61,8 @@ export const sweep = internalMutation({
     await countSwept(ctx, swept);
     await forgetDedupeKeys(ctx, swept);
     // Go on past this page, whatever it deleted: rows skipped for delivery must not end the chain
-    // in front of expired rows behind them. Stopped on bytes, the same page is read again (its
-    // deleted rows are gone; at least one was deleted, since the budget is only checked between
-    // rows and payload deletes are what fills it).
+    // in front of expired rows behind them. Stopped on the budget, the same page is read again
+    // (its deleted rows are gone, and it stops early only once it deleted one).
     const next = stoppedEarly ? cursor : page.isDone ? null : page.continueCursor;
     if (next !== null) {
       await ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, { from, upTo, cursor: next });
@@ -129,6 +131,8 @@ export async function firstExpiry(pass: Pass): Promise<number | undefined> {
 export async function maybeScheduleSweep(pass: Pass, earliestExpiry: number | undefined) {
   if (earliestExpiry === undefined || earliestExpiry > pass.now) return;
   if (pass.now < pass.state.nextSweepAt) return;
+  // No room for its schedule: the next pass (at once) schedules it.
+  if (await budgetSpent(pass, "sweep", { functionsScheduled: 1 })) return;
   await pass.ctx.scheduler.runAfter(0, internal.mainLoop.sweep.sweep, {
     from: pass.state.expiryCursor,
     upTo: pass.now,

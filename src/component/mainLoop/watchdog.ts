@@ -8,7 +8,8 @@
  * a clock that jumps (a test's fake timers, a backed-up scheduler) is not a stall; nor on whether
  * the generation moved since the last check (a loop that moved and then died is dead now).
  * It stops when the loop is idle. Never starts or finishes work itself: a pass it restarts after
- * failures is narrow, and sets aside the job the passes failed on twice (`restartPass`).
+ * failures is narrow (one stage at a time), and a job is set aside only when two narrow passes
+ * failed on its outcome with a limit error (`restartPass`).
  * Enqueues wake the loop through wake-ups recorded on their own `pendingStart` rows (kick.ts);
  * `checkWakes` watches those.
  */
@@ -21,6 +22,7 @@ import { capErrorMessage } from "../model/errors.js";
 import { createLogger } from "../model/logging.js";
 import { COMPLETION_BATCH, COMPLETION_ROW_OUTCOMES } from "./complete.js";
 import { readFrom, segmentOf, segmentStart } from "../model/segments.js";
+import { stageOfError, type Narrow, type Stage } from "./pass.js";
 
 /** The promise: a loop that died runs again within this. An awake loop passes at least every
  * segment and a sleeping one is due at a known time, so a minute without a pass is a dead loop. */
@@ -158,13 +160,17 @@ export const narrowOutcomes = (): number => COMPLETION_BATCH + COMPLETION_ROW_OU
 
 /**
  * Restarts a loop whose pass failed — the backstop for a pass that fails at commit whatever it
- * does (a write over a Convex limit cannot be caught inside the pass). The pass it starts is
- * narrow (main.ts `narrowPass`): it settles one outcome, and hands on to narrow passes until
- * `narrowOutcomes()` are settled, so the outcome that failed the pass is met alone. It counts the
- * narrow passes found failed while the loop stayed at one generation (`runStatus.failedPasses`):
- * such passes met the same first outcome. When two did, the next sets that outcome's job aside as
- * failed, with the error, and the loop goes on. (Ordinary passes that fail do not count: one job
- * is set aside only for what two passes of its own outcome alone could not commit.)
+ * does (a limit met that the pass's budget did not foresee, a fault, Convex giving up on a
+ * transaction that kept conflicting). The pass it starts is narrow (main.ts `narrowPass`): it
+ * runs one stage alone, and hands on stage by stage to an ordinary pass; the stage the failed
+ * pass names in its error (pass.ts `inStage`; "completions" when it names none: it failed at
+ * commit) is split, on a small budget. A narrow pass that fails is restarted at its own stage,
+ * split, and counted (`runStatus.failedPasses`) only when its error is one of Convex's
+ * limits (`isLimitError`) and the loop stayed at one generation and stage: such passes met the
+ * same first item. When two did, the stage is narrowed further: "completions" sets that outcome's
+ * job aside as failed, with the error; any other stage is skipped once (nothing in it is lost: its
+ * rows stay for the ordinary passes). A transient failure never counts, so it never sets a job
+ * aside: the stage is simply tried again.
  */
 async function restartPass(
   ctx: MutationCtx,
@@ -176,21 +182,40 @@ async function restartPass(
 ): Promise<void> {
   const failed = await lastFailedPass(ctx, loop, state);
   const before = status.failedPasses;
-  const count = !failed.narrow
-    ? 0
-    : before !== undefined && before.generation === current
-      ? before.count + 1
-      : 1;
+  const error = capErrorMessage(failed.error);
+  const left = narrowOutcomes();
+  const limit = isLimitError(failed.error);
+  let stage: Stage;
+  let count = 0;
+  let narrow: Narrow;
+  if (failed.narrow === undefined) {
+    // An ordinary pass: every stage gets a pass of its own, the one it failed in split.
+    stage = stageOfError(failed.error) ?? "completions";
+    narrow = { stage: "completions", left, failed: stage };
+  } else {
+    // A narrow pass: its stage again, split, until it failed twice with a limit error.
+    stage = failed.narrow.stage ?? "completions";
+    const same =
+      before !== undefined &&
+      before.generation === current &&
+      (before.stage ?? "completions") === stage;
+    count = (same ? before.count : 0) + (limit ? 1 : 0);
+    narrow =
+      count < 2
+        ? { stage, left, failed: stage }
+        : stage === "completions"
+          ? { stage, left, failed: stage, setAside: error }
+          : { stage, left, failed: stage, skip: true };
+  }
   const log = createLogger((await readConfig(ctx.db)).logLevel);
   log.error("loopStalled", {
     message: "the loop's next pass failed or was canceled, and none is due; restarting it",
     generation: current,
+    stage,
+    limitError: limit,
     failedNarrowPasses: count,
     error: failed.error,
   });
-  const error = capErrorMessage(failed.error);
-  const left = narrowOutcomes();
-  const narrow = count >= 2 ? { left, setAside: error } : { left };
   const scheduledId = await ctx.scheduler.runAfter(0, internal.mainLoop.main.main, {
     generation: current,
     narrow,
@@ -198,17 +223,26 @@ async function restartPass(
   // Recorded like a caller's wake-up, so the next check sees this pass as outstanding.
   await ctx.db.patch("runStatus", status._id, {
     state: { kind: "waking", segment: segmentOf(now), scheduledId },
-    failedPasses: { count, generation: current, error },
+    failedPasses: { count, generation: current, error, stage },
   });
 }
 
-/** The loop's pass that failed, as the scheduler recorded it: its error, and whether it was
- * narrow. */
+/** Whether a pass's error is one of Convex's limits (a count or a size met: it would be met
+ * again by the same work), rather than a passing failure (an OCC give-up, a commit fault, a
+ * server restart) that the same work may pass on its next try. */
+export function isLimitError(error: string): boolean {
+  return /Convex limit|single function execution|too many|too much|too large|too long|too nested|exceeds/i.test(
+    error,
+  );
+}
+
+/** The loop's pass that failed, as the scheduler recorded it: its error, and its narrow
+ * arguments when it was narrow. */
 async function lastFailedPass(
   ctx: MutationCtx,
   loop: Doc<"loopState"> | null,
   state: Exclude<RunState, { kind: "idle" }>,
-): Promise<{ error: string; narrow: boolean }> {
+): Promise<{ error: string; narrow?: Narrow }> {
   const ids = [loop?.nextPassId, state.kind === "running" ? undefined : state.scheduledId];
   for (const id of ids) {
     if (id === undefined) continue;
@@ -216,14 +250,14 @@ async function lastFailedPass(
     if (job?.state.kind === "failed") {
       // Convex records the error; a backend that keeps none (convex-test) still gets a reason.
       const error: string | undefined = job.state.error;
-      const args = job.args[0] as { narrow?: unknown } | undefined;
+      const args = job.args[0] as { narrow?: Narrow } | undefined;
       return {
         error: error ?? "the pass failed (the scheduler kept no error)",
-        narrow: args?.narrow !== undefined,
+        narrow: args?.narrow,
       };
     }
   }
-  return { error: "the pass was canceled, or its record is gone", narrow: false };
+  return { error: "the pass was canceled, or its record is gone" };
 }
 
 /** Scheduled-function states in which a pass will still run (or is running). */

@@ -284,6 +284,10 @@ export const vWorkInfo = v.object({
   awaiting: v.optional(v.object({ since: v.number(), deadline: v.number() })),
   /** The job `retry` ran this one again as, once it did (a later retry returns the same). */
   retriedAs: v.optional(v.string()),
+  /** For a schedule's run (API-EXTENSIONS §10): the schedule's name. */
+  schedule: v.optional(v.string()),
+  /** For a schedule's run: the time it was enqueued for, before jitter (ms since epoch). */
+  scheduledFor: v.optional(v.number()),
 });
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
@@ -388,6 +392,8 @@ export const vListFilter = {
   key: v.optional(v.string()),
   /** Only this group's jobs (a GroupId; not with `key`). */
   group: v.optional(v.string()),
+  /** Only this schedule's runs (not with `key`). */
+  schedule: v.optional(v.string()),
 };
 export type ListFilter = ObjectType<typeof vListFilter>;
 

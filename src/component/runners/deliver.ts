@@ -22,6 +22,7 @@ import { forgetDedupeKeys } from "../api/dedupe.js";
 import { countSwept } from "../mainLoop/sweep.js";
 import { keptForRetry, vResult, type RunResult } from "../model/validators.js";
 import { takeWithinBudget, type Pass } from "../mainLoop/pass.js";
+import { budgetRoom, budgetSpent, noteBudgetStop } from "../mainLoop/passBudget.js";
 
 /** Callbacks one delivery transaction takes at most: a busy pass's finished callbacks in one call
  * (ordinary handlers, a write or two each, take milliseconds: 50 stay far inside the 1 s mutation
@@ -282,21 +283,41 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
   );
   const failures: Array<{ workId: Id<"work">; error: string }> = [];
   let oldestWaiting: number | undefined;
+  // Where the budget stopped the check: that row (or the rest of it) waits for the next pass.
+  let stoppedAt: number | undefined;
   for (const row of rows) {
+    // Each row costs a schedule per callback it splits into (a solo row: one): the check stops
+    // within the pass's budget of schedules (passBudget.ts), and may split part of a row.
+    const room = await budgetRoom(pass, "deliveryCheck", "functionsScheduled");
+    if (room === 0 || (await budgetSpent(pass, "deliveryCheck"))) {
+      stoppedAt = row._creationTime;
+      break;
+    }
     const job = await ctx.db.system.get(row.scheduledId);
     if (job !== null && (job.state.kind === "pending" || job.state.kind === "inProgress")) {
       oldestWaiting ??= row._creationTime;
       continue;
     }
-    await ctx.db.delete("deliveries", row._id);
     const why = capErrorMessage(job === null ? "its deliverer vanished" : deliveryError(job.state));
     if (!row.solo) {
-      pass.log.warn("deliveryIsolated", { token: row.token, items: row.items.length, why });
-      for (const [i, item] of row.items.entries()) {
-        await insertDelivery(ctx, `${row.token}/${i}`, [item], true);
+      const split = row.items.slice(0, room);
+      const rest = row.items.slice(split.length);
+      pass.log.warn("deliveryIsolated", { token: row.token, items: split.length, why });
+      // A row split in part keeps the rest (its deliverer is over): the next pass splits on.
+      const offset = row.splitFrom ?? 0;
+      if (rest.length === 0) await ctx.db.delete("deliveries", row._id);
+      else await ctx.db.patch("deliveries", row._id, { items: rest, splitFrom: offset + room });
+      for (const [i, item] of split.entries()) {
+        await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true);
+      }
+      if (rest.length > 0) {
+        noteBudgetStop(pass, "deliveryCheck", "functionsScheduled");
+        stoppedAt = row._creationTime;
+        break;
       }
       continue;
     }
+    await ctx.db.delete("deliveries", row._id);
     const [item] = row.items;
     const attempts = row.attempts ?? 1;
     if (attempts < SOLO_DELIVERY_ATTEMPTS) {
@@ -316,9 +337,14 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
   }
   await recordDeliveryFailures(ctx, failures);
   // Rows below the cursor are gone (or were just split into newer rows): later checks start there.
-  const cursor = oldestWaiting ?? (fullPage ? rows[rows.length - 1]._creationTime : cutoff);
+  const waitingFrom =
+    stoppedAt === undefined
+      ? oldestWaiting
+      : Math.min(stoppedAt, oldestWaiting ?? Number.POSITIVE_INFINITY);
+  const more = fullPage || stoppedAt !== undefined;
+  const cursor = waitingFrom ?? (fullPage ? rows[rows.length - 1]._creationTime : cutoff);
   state.deliveryCursor = cursor;
-  if (fullPage) {
+  if (more) {
     state.deliveryCheckAt = pass.now; // more to look at: again on the next pass
     return;
   }

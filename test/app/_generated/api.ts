@@ -15,6 +15,7 @@ import type * as groups from "../groups.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
+import type * as schedules from "../schedules.js";
 import type * as tasks from "../tasks.js";
 import type * as waits from "../waits.js";
 
@@ -33,6 +34,7 @@ const fullApi: ApiFromModules<{
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;
+  schedules: typeof schedules;
   tasks: typeof tasks;
   waits: typeof waits;
 }> = anyApi as any;
