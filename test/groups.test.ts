@@ -286,7 +286,7 @@ describe("retry in a group", () => {
 });
 
 describe("list({ group })", () => {
-  it("pages one group's jobs, with state and outcome filters, and refuses key with group", async () => {
+  it("pages one group's jobs, with state and outcome filters, and refuses key or schedule with group", async () => {
     const t = setup();
     const group = await createGroup(t);
     const ids = await enqueue(t, "action", [{ key: "a" }, { key: "b", failTimes: 1 }], {
@@ -307,7 +307,9 @@ describe("list({ group })", () => {
     expect(await list({ group, state: "running" })).toEqual([slow]);
     expect(await list({ group, outcome: "failed" })).toEqual([ids[1]]);
     expect((await list({ group, state: "finished" })).sort()).toEqual([...ids].sort());
-    await expect(list({ group, key: "a" })).rejects.toThrow(/invalid group: give key or group/);
+    const oneFilter = /invalid group: give one of key, group or schedule, not two/;
+    await expect(list({ group, key: "a" })).rejects.toThrow(oneFilter);
+    await expect(list({ group, schedule: "nightly" })).rejects.toThrow(oneFilter);
     await expect(list({ group: "not-a-group" })).rejects.toThrow(/invalid group/);
   });
 });
