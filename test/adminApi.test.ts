@@ -45,11 +45,15 @@ async function poolWithAFailure(t: any) {
     options: { key: "k2", runAfter: 600_000 },
   });
   await runUntil(t, async () => (await completions(t)).length === 1, 5000);
-  return { failed, pending };
+  const group: string = await t.mutation(anyApi.pool.callClient, {
+    method: "createGroup",
+    args: [],
+  });
+  return { failed, pending, group };
 }
 
 /** Every admin function, with arguments valid in `poolWithAFailure`'s pool. */
-function everyCall(ids: { failed: string; pending: string }) {
+function everyCall(ids: { failed: string; pending: string; group: string }) {
   return [
     { fn: "overview", kind: "query", args: {} },
     { fn: "jobs", kind: "query", args: { paginationOpts: { numItems: 10, cursor: null } } },
@@ -60,6 +64,8 @@ function everyCall(ids: { failed: string; pending: string }) {
     { fn: "resume", kind: "mutation", args: { key: "k1" } },
     { fn: "setKeyParallelism", kind: "mutation", args: { key: "k1", parallelism: 3 } },
     { fn: "setMaxParallelism", kind: "mutation", args: { maxParallelism: 7 } },
+    { fn: "group", kind: "query", args: { id: ids.group } },
+    { fn: "cancelGroup", kind: "mutation", args: { id: ids.group } },
     { fn: "schedules", kind: "query", args: { paginationOpts: { numItems: 10, cursor: null } } },
     { fn: "pauseSchedule", kind: "mutation", args: { name: "nightly" } },
     { fn: "resumeSchedule", kind: "mutation", args: { name: "nightly" } },
@@ -244,6 +250,28 @@ describe("adminApi, denied", () => {
     const pool = new Workpool({} as WorkpoolComponent);
     expect(() => pool.adminApi({} as any)).toThrow(/adminApi needs `authorize/);
     expect(() => pool.adminApi(undefined as any)).toThrow(/adminApi needs `authorize/);
+  });
+});
+
+describe("adminApi, groups", () => {
+  it("group shows a group's progress and cancelGroup cancels its jobs", async () => {
+    const t = setup();
+    const group: string = await t.mutation(anyApi.pool.callClient, {
+      method: "createGroup",
+      args: [{ name: "import" }],
+    });
+    await enqueue(t, "mutation", [{ key: "g1" }, { key: "g2" }], {
+      options: { group, runAfter: 600_000 },
+    });
+    const as = t.withIdentity(ADMIN);
+    expect(await as.query(admin.group, { id: group })).toMatchObject({
+      name: "import",
+      total: 2,
+      pending: 2,
+    });
+    await as.mutation(admin.cancelGroup, { id: group });
+    await runUntil(t, async () => (await as.query(admin.group, { id: group }))?.done === true);
+    expect(await as.query(admin.group, { id: group })).toMatchObject({ canceled: 2, closed: true });
   });
 });
 

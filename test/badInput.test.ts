@@ -38,6 +38,7 @@ type Case = {
 };
 
 const QUERIES = new Set([
+  "groupStatus",
   "getSchedule",
   "listSchedules",
   "schedules.get",
@@ -517,6 +518,106 @@ function clientCases(): Case[] {
     typeOnly: true,
   });
 
+  // Groups (section 12).
+  cases.push(
+    {
+      name: "createGroup: name over 1,024 characters",
+      call: client("createGroup", [{ name: "n".repeat(1025) }]),
+      names: named("name"),
+    },
+    {
+      name: "closeGroup: id not a GroupId",
+      call: client("closeGroup", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "closeGroup: a WorkId",
+      call: client("closeGroup", [PENDING_ID]),
+      names: named("id"),
+    },
+    {
+      name: "groupStatus: id not a GroupId",
+      call: client("groupStatus", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "cancelGroup: id not a GroupId",
+      call: client("cancelGroup", ["not-a-group"]),
+      names: named("id"),
+    },
+    {
+      name: "cancelGroup: limit 0",
+      call: client("cancelGroup", ["not-a-group", { limit: 0 }]),
+      names: named("limit"),
+    },
+    {
+      name: "enqueueAction: group not a GroupId",
+      call: client("enqueueAction", [JOB.action, { key: "x" }, { group: "not-a-group" }]),
+      names: named("group"),
+    },
+    {
+      name: "enqueueActionBatch: group not a GroupId",
+      call: client("enqueueActionBatch", [
+        JOB.action,
+        [{ key: "x" }, { key: "y" }],
+        { group: "g" },
+      ]),
+      names: named("items[0].group"),
+    },
+  );
+
+  // Manual completion (section 11): the enqueue option and `complete`.
+  cases.push(
+    {
+      name: "enqueueQuery: manualCompletion on a query",
+      call: client("enqueueQuery", [
+        JOB.query,
+        { key: "x" },
+        { manualCompletion: { timeoutMs: 5000 } },
+      ]),
+      names: named("manualCompletion"),
+    },
+    ...[999, 7 * 24 * 3600_000 + 1, 1500.5, Number.NaN, Number.POSITIVE_INFINITY].map(
+      (timeoutMs) => ({
+        name: `enqueueAction: manualCompletion.timeoutMs ${timeoutMs}`,
+        call: client("enqueueAction", [
+          JOB.action,
+          { key: "x" },
+          { manualCompletion: { timeoutMs } },
+        ]),
+        names: named("manualCompletion.timeoutMs"),
+      }),
+    ),
+    {
+      name: "complete: id not a WorkId",
+      call: client("complete", ["not-an-id", { kind: "success" }]),
+      names: named("id"),
+    },
+    {
+      name: "complete: an outcome of another kind",
+      call: client("complete", [PENDING_ID, { kind: "canceled" }]),
+      names: named("outcome"),
+    },
+    {
+      name: "complete: a failure without its error",
+      call: client("complete", [PENDING_ID, { kind: "failed" }]),
+      names: named("outcome"),
+    },
+    {
+      name: "complete: a returnValue over the size limit",
+      call: client("complete", [
+        PENDING_ID,
+        { kind: "success", returnValue: "r".repeat(1_100_000) },
+      ]),
+      names: named("returnValue"),
+    },
+    {
+      name: "complete: attempt fractional",
+      call: client("complete", [PENDING_ID, { kind: "success" }, { attempt: 0.5 }]),
+      names: named("options.attempt"),
+    },
+  );
+
   // Keys and pause: the key, and a key's parallelism.
   for (const [what, key] of KEY_CASES) {
     cases.push(
@@ -616,6 +717,13 @@ function clientCases(): Case[] {
 // ---------------------------------------------------------------------------------------------------
 // The component's public functions, called directly.
 
+/** A value `depth` arrays deep. */
+function nestedDeep(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
 /** A valid lib.enqueue request: each case changes one thing. */
 const ITEM = {
   fnHandle: "$handle:jobs.action",
@@ -630,6 +738,36 @@ function componentCases(): Case[] {
   const direct = (fn: string, args: unknown): Call => ({ via: "component", fn, args });
   const without = (object: Record<string, unknown>, field: string) =>
     Object.fromEntries(Object.entries(object).filter(([k]) => k !== field));
+  // lib.complete, called directly: what the client would refuse before calling it.
+  cases.push(
+    {
+      name: "lib.complete: id not a WorkId",
+      call: direct("lib.complete", { id: "not-an-id", outcome: { kind: "success" } }),
+      names: named("id"),
+    },
+    {
+      name: "lib.complete: attempt negative",
+      call: direct("lib.complete", { id: PENDING_ID, outcome: { kind: "success" }, attempt: -1 }),
+      names: named("options.attempt"),
+    },
+    {
+      name: "lib.complete: a returnValue nested too deep",
+      call: direct("lib.complete", {
+        id: PENDING_ID,
+        outcome: { kind: "success", returnValue: nestedDeep(80) },
+      }),
+      names: named("returnValue"),
+    },
+    {
+      name: "lib.enqueue: manualCompletion on a task",
+      call: direct("lib.enqueue", {
+        ...ENQUEUE,
+        task: "summarize",
+        manualCompletion: { timeoutMs: 5000 },
+      }),
+      names: named("manualCompletion"),
+    },
+  );
   const missing = (field: string) => new RegExp(`Missing required field \`${field}\``);
   const unknown = (field: string) => new RegExp(`Unexpected field \`${field}\``);
 
@@ -1469,6 +1607,12 @@ describe("bad-input catalogue", () => {
         "lib.enqueueBatch",
         "lib.cancel",
         "lib.cancelAll",
+        "lib.complete",
+        "complete",
+        "createGroup",
+        "closeGroup",
+        "cancelGroup",
+        "groupStatus",
         "lib.status",
         "lib.statusBatch",
         "config.setMaxParallelism",

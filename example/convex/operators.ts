@@ -31,6 +31,8 @@ const ACCESS_OF: Record<AdminOperation, Access> = {
   resume: "settings",
   setKeyParallelism: "settings",
   setMaxParallelism: "settings",
+  group: "read",
+  cancelGroup: "jobs",
   schedules: "read",
   runScheduleNow: "jobs",
   pauseSchedule: "settings",

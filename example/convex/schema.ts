@@ -63,4 +63,14 @@ export default defineSchema({
     .index("by_key", ["key"]),
   /** What the scrape pipeline's mutation job stores. */
   pages: defineTable({ url: v.string(), bytes: v.number() }).index("by_url", ["url"]),
+  /** Emails handed to the (fake) provider, whose job waits for the provider's webhook
+   * (deliveries.ts): the job's id is stored here, beside the app's own row, for the webhook. */
+  deliveries: defineTable({
+    to: v.string(),
+    workId: v.optional(v.string()),
+    /** What the provider's webhook said last; "sending" until it calls. */
+    status: v.union(v.literal("sending"), v.literal("delivered"), v.literal("bounced")),
+    /** The provider's id for the message, once it accepted it. */
+    messageId: v.optional(v.string()),
+  }),
 });

@@ -23,7 +23,7 @@ import {
 import { v, type Infer } from "convex/values";
 import { unauthorized } from "../component/model/errors.js";
 import { createLogger, DEFAULT_LOG_LEVEL } from "../component/model/logging.js";
-import { vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
+import { vGroupStatus, vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
 import type { WorkpoolControl } from "./control.js";
 import { vScheduleInfo } from "./schedules.js";
 import {
@@ -31,6 +31,7 @@ import {
   vListFilter,
   vWorkId,
   vWorkInfo,
+  type GroupId,
   type ListArgs,
   type WorkId,
 } from "./types.js";
@@ -60,6 +61,8 @@ export type AdminArgs = {
   resume: { key?: string };
   setKeyParallelism: { key: string; parallelism: number | null };
   setMaxParallelism: { maxParallelism: number | null };
+  group: { id: string };
+  cancelGroup: { id: string };
   schedules: { paginationOpts: PaginationOptions };
   pauseSchedule: { name: string };
   resumeSchedule: { name: string };
@@ -220,6 +223,25 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
       handler: async (ctx, args) => {
         await guard(ctx, { operation: "setMaxParallelism", args });
         await pool.setMaxParallelism(ctx, args.maxParallelism);
+        return null;
+      },
+    }),
+    /** A group's progress (`pool.groupStatus`), or null for a group the pool does not know. */
+    group: queryGeneric({
+      args: { id: v.string() },
+      returns: v.union(vGroupStatus, v.null()),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "group", args });
+        return await pool.groupStatus(ctx, args.id as GroupId);
+      },
+    }),
+    /** Closes a group and cancels its unfinished jobs (`pool.cancelGroup`), a page at a time. */
+    cancelGroup: mutationGeneric({
+      args: { id: v.string() },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "cancelGroup", args });
+        await pool.cancelGroup(ctx, args.id as GroupId);
         return null;
       },
     }),

@@ -1,7 +1,7 @@
 /**
  * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
  * and options, checked once in the constructor, and the methods that act on jobs already enqueued
- * or on the pool as a whole (cancel, retry, cancelAll, pause, resume, setKeyParallelism,
+ * or on the pool as a whole (cancel, complete, retry, cancelAll, pause, resume, setKeyParallelism,
  * setMaxParallelism), that act on schedules already created (pauseSchedule, resumeSchedule,
  * unschedule, runScheduleNow), and that read them (status, statusBatch, keyStatus, info, list,
  * stats, getSchedule, listSchedules). Each method is one call of the
@@ -10,13 +10,29 @@
  * holds no state besides its options. Apps use it only through `Workpool`; it is not exported from
  * the package's entry point.
  */
-import type { PaginationOptions, PaginationResult } from "convex/server";
+import {
+  createFunctionHandle,
+  type FunctionReference,
+  type FunctionVisibility,
+  type PaginationOptions,
+  type PaginationResult,
+} from "convex/server";
 import type { ScheduleInfo } from "./schedules.js";
 import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
-import { validateListFilter, validateMaxParallelism } from "../component/model/validate.js";
+import {
+  validateCompletionOutcome,
+  MAX_NAME_LENGTH,
+  validateListFilter,
+  validateMaxParallelism,
+  validateString,
+} from "../component/model/validate.js";
+import type { CompletionOutcome } from "../component/model/validators.js";
 import type {
   ActionCtx,
   AnyCtx,
+  GroupId,
+  GroupOnCompleteArgs,
+  GroupStatus,
   KeyStatus,
   ListArgs,
   ListedWorkInfo,
@@ -49,6 +65,106 @@ export class WorkpoolControl {
    */
   async cancel(ctx: MutationCtx | ActionCtx, id: WorkId): Promise<void> {
     await ctx.runMutation(this.component.lib.cancel, { id, config: this.config() });
+  }
+
+  /**
+   * Completes the current attempt of a job enqueued with `manualCompletion`, as if its function had
+   * returned (`{ kind: "success", returnValue? }`, `returnValue` default null) or thrown
+   * (`{ kind: "failed", error, nonRetryable? }`: retried under the job's retry policy unless
+   * `nonRetryable`). Call it from the webhook (mutation or action) that hears the outside work is
+   * done: in a mutation, the completion commits with the webhook's own writes, or not at all.
+   *
+   * A completion that comes while the function still runs is kept: the attempt ends with it once
+   * the function returns (a function that throws decides instead).
+   * @param id the job's id, as enqueue returned it.
+   * @param outcome the attempt's outcome.
+   * @param options `attempt`: the attempt's `previousAttempts` (as `info` reads it during the
+   *   attempt); the completion then decides that attempt only.
+   * @returns true when the completion was taken for the attempt; false when it decides nothing
+   *   (the job is finished, canceled, timed out, unknown to the pool or not enqueued with
+   *   `manualCompletion`, or the attempt has its completion already). It never throws for those,
+   *   so a webhook delivered twice is harmless. A malformed id or outcome, or a `returnValue` the
+   *   pool cannot store, throws InvalidArgument naming `id`, `outcome` or `returnValue`.
+   */
+  async complete(
+    ctx: MutationCtx | ActionCtx,
+    id: WorkId,
+    outcome: CompletionOutcome,
+    options?: { attempt?: number },
+  ): Promise<boolean> {
+    validateCompletionOutcome(outcome);
+    return await ctx.runMutation(this.component.lib.complete, {
+      id,
+      outcome,
+      ...(options?.attempt !== undefined ? { attempt: options.attempt } : {}),
+    });
+  }
+
+  /**
+   * Creates a group (fan-out, fan-in): jobs join it with the enqueue option `group`, from any
+   * number of transactions, until `closeGroup`. Its progress is `groupStatus`. Once it is closed
+   * and every job of it finished, `onComplete` runs exactly once, after every job's own onComplete
+   * has committed, as `{ groupId, context, counts: { succeeded, failed, canceled } }` (a throw
+   * rolls back its own writes and is logged).
+   * @param options `name`: 1 to 1,024 characters, for people; `onComplete`: a mutation;
+   *   `context`: passed to it as is (at most what a job's inline context may be).
+   * @returns the group's id.
+   */
+  async createGroup<Context = unknown>(
+    ctx: MutationCtx | ActionCtx,
+    options?: {
+      name?: string;
+      onComplete?: FunctionReference<
+        "mutation",
+        FunctionVisibility,
+        GroupOnCompleteArgs<Context>
+      > | null;
+      context?: Context;
+    },
+  ): Promise<GroupId> {
+    if (options?.name !== undefined) validateString(options.name, MAX_NAME_LENGTH, "name");
+    const onComplete = options?.onComplete
+      ? await createFunctionHandle(options.onComplete)
+      : undefined;
+    return (await ctx.runMutation(this.component.groups.createGroup, {
+      ...(options?.name !== undefined ? { name: options.name } : {}),
+      ...(onComplete !== undefined ? { onComplete, context: options?.context } : {}),
+    })) as GroupId;
+  }
+
+  /**
+   * Ends joining a group: a later enqueue into it is rejected (InvalidArgument naming `group`).
+   * Once closed and every job of it finished, the group is `done`. Closing a closed group does
+   * nothing; an unknown or malformed id throws InvalidArgument naming `id`.
+   */
+  async closeGroup(ctx: MutationCtx | ActionCtx, id: GroupId): Promise<void> {
+    await ctx.runMutation(this.component.groups.closeGroup, { id });
+  }
+
+  /**
+   * Closes a group and cancels its unfinished jobs as `cancel` does, `limit` (1 to 1,000, default
+   * 500) per transaction, the rest in transactions of their own. A group that is done already is
+   * left as it is; an unknown or malformed id throws InvalidArgument naming `id`.
+   */
+  async cancelGroup(
+    ctx: MutationCtx | ActionCtx,
+    id: GroupId,
+    options?: { limit?: number },
+  ): Promise<void> {
+    await ctx.runMutation(this.component.groups.cancelGroup, {
+      id,
+      ...(options?.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /**
+   * A group's progress: `{ id, name?, closed, done, total, pending, running, succeeded, failed,
+   * canceled, createdAt, finishedAt? }` (`pending`: unfinished jobs not running; `done`: closed and
+   * every job finished, at `finishedAt`). Exact, reactive, and a constant number of reads however
+   * large the group; `null` for a group the pool does not know.
+   */
+  async groupStatus(ctx: AnyCtx, id: GroupId): Promise<GroupStatus | null> {
+    return await ctx.runQuery(this.component.groups.groupStatus, { id });
   }
 
   /**
@@ -155,7 +271,8 @@ export class WorkpoolControl {
 
   /**
    * A page of jobs, for an admin page (`usePaginatedQuery`): `state` filters by state, `outcome`
-   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key. Pending
+   * (`"success" | "failed" | "canceled"`) by outcome (finished jobs only), `key` by key, `group`
+   * by group (not with `key`). Pending
    * jobs come by due time and running ones by start time (oldest first), finished ones newest
    * first; with neither state nor outcome, newest enqueued first. Each job is as `info` shows it,
    * without a success's return value. At most 1,000 jobs a page.

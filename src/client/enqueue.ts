@@ -192,6 +192,8 @@ async function enqueueJobs(
     dedupeKey: opts.dedupeKey,
     onDuplicate: opts.onDuplicate,
     ...(task !== undefined ? { task } : {}),
+    ...(opts.manualCompletion !== undefined ? { manualCompletion: opts.manualCompletion } : {}),
+    ...(opts.group !== undefined ? { group: opts.group } : {}),
   }));
   // Check everything before writing anything (the component checks again).
   const now = Date.now();

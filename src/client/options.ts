@@ -92,6 +92,15 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
   /** With `dedupeKey`: "keep" (default) leaves the waiting job as it is; "replace" gives it the new
    * args, and the new context, onComplete and due time when given. */
   onDuplicate?: "keep" | "replace";
+  /** Actions and mutations only (queries and executor tasks reject it): each attempt ends when the
+   * app calls `pool.complete` for it, not when the function returns, and holds its pool slot (and
+   * key slot) until then; an attempt with no completion `timeoutMs` after its start (a whole
+   * number from 1,000 to 604,800,000: 1 s to 7 days) fails, and is retried under the retry policy.
+   * See docs/waiting-for-webhooks.md. */
+  manualCompletion?: { timeoutMs: number };
+  /** The group the job joins (from `pool.createGroup`, still open): its progress counts in
+   * `groupStatus`. Taken by every enqueue method, batches and executor tasks included. */
+  group?: string;
 } & (
   | { /** When the job may start (ms since epoch). */ runAt?: number; runAfter?: never }
   | { /** How long to wait before the job may start (ms). */ runAfter?: number; runAt?: never }

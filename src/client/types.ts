@@ -19,6 +19,8 @@ import {
   vListedWorkInfo as vComponentListedWorkInfo,
   vListFilter,
   vPoolStats,
+  type CompletionOutcome,
+  type GroupStatus,
   type ListFilter,
   type PoolStats,
   type Status,
@@ -71,8 +73,9 @@ export const vWorkInfo = v.object({
 });
 /**
  * What `info` returns for a retained job: `{ id, name, fnType, key?, priority, state,
- * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result? }`, `result` being the `RunResult`
- * onComplete got.
+ * previousAttempts, enqueuedAt, startedAt?, finishedAt?, result?, awaiting? }`, `result` being the
+ * `RunResult` onComplete got, and `awaiting: { since, deadline }` present while a `manualCompletion`
+ * attempt (state "running") waits for its completion after its function returned.
  */
 export type WorkInfo = Infer<typeof vWorkInfo>;
 
@@ -89,6 +92,22 @@ export type ListedWorkInfo = Infer<typeof vListedWorkInfo>;
 export { vListFilter };
 /** What `list` takes: filters (all optional) and Convex's `paginationOpts`. */
 export type ListArgs = ListFilter & { paginationOpts: PaginationOptions };
+
+/** What `pool.complete` takes: `{ kind: "success", returnValue? }` or `{ kind: "failed", error,
+ * nonRetryable? }`. */
+export type { CompletionOutcome };
+
+/** A group's id, as `createGroup` returns it. */
+export type GroupId = string & { __isGroupId: true };
+/** What a group's onComplete receives. */
+export type GroupOnCompleteArgs<Context = unknown> = {
+  groupId: string;
+  context: Context;
+  counts: { succeeded: number; failed: number; canceled: number };
+};
+/** What `groupStatus` returns: `{ id, name?, closed, done, total, pending, running, succeeded,
+ * failed, canceled, createdAt, finishedAt? }`. */
+export type { GroupStatus };
 
 /** Validator of what `stats` returns. */
 export { vPoolStats as vStats };

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
 import type { ComponentApi } from "./_generated/component.js";
 import type * as config from "./config.js";
+import type * as groups from "./groups.js";
 import type * as inspect from "./inspect.js";
 import type * as keys from "./keys.js";
 import type * as lib from "./lib.js";
@@ -48,6 +49,10 @@ describe("_generated/component.ts", () => {
     expect(publicFns.sort()).toEqual([
       "config.setMaxParallelism",
       "config.update",
+      "groups.cancelGroup",
+      "groups.closeGroup",
+      "groups.createGroup",
+      "groups.groupStatus",
       "inspect.list",
       "inspect.overview",
       "inspect.stats",
@@ -57,6 +62,7 @@ describe("_generated/component.ts", () => {
       "keys.setKeyParallelism",
       "lib.cancel",
       "lib.cancelAll",
+      "lib.complete",
       "lib.enqueue",
       "lib.enqueueBatch",
       "lib.info",
@@ -83,6 +89,7 @@ describe("_generated/component.ts", () => {
     type Real = FilterApi<
       ApiFromModules<{
         config: typeof config;
+        groups: typeof groups;
         inspect: typeof inspect;
         keys: typeof keys;
         lib: typeof lib;

@@ -5,7 +5,8 @@
  * and they read only what the loop and the enqueue paths already keep (stats.ts, enqueue.ts).
  */
 import { paginationOptsValidator, paginationResultValidator } from "convex/server";
-import type { Doc } from "./_generated/dataModel.js";
+import type { Doc, Id } from "./_generated/dataModel.js";
+import { parseGroupId } from "./api/groups.js";
 import { query, type QueryCtx } from "./_generated/server.js";
 import { readConfig } from "./config.js";
 import { ENQUEUE_COUNT_SHARDS } from "./api/enqueue.js";
@@ -32,6 +33,16 @@ import { validateScheduleName } from "./model/schedule.js";
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
 export const MAX_LIST_PAGE = 1000;
 
+/** Where a page of jobs in `state` starts reading: pending and running jobs from the loop's floors
+ * (no such job lies below them), finished ones from the start. */
+function listFloor(state: ListFilter["state"], loop: Doc<"loopState"> | null): number {
+  return state === "pending"
+    ? (loop?.pendingFloor ?? 0)
+    : state === "running"
+      ? (loop?.recoveryFloor ?? 0)
+      : Number.NEGATIVE_INFINITY;
+}
+
 /**
  * The query a page reads, in the order `list` promises: pending jobs by due time and running ones
  * by start time (oldest first), finished ones newest first; with no state, newest enqueued first.
@@ -44,6 +55,7 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
   }
   const { key, outcome } = filter;
   const work = ctx.db.query("work");
+  if (filter.group !== undefined) return groupJobsInListOrder(ctx, filter, loop);
   if (outcome !== undefined) {
     return key === undefined
       ? work.withIndex("by_outcome", (q) => q.eq("state.result.kind", outcome)).order("desc")
@@ -57,12 +69,7 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
       ? work.withIndex("by_creation_time").order("desc")
       : work.withIndex("by_key", (q) => q.eq("key", key)).order("desc");
   }
-  const floor =
-    state === "pending"
-      ? (loop?.pendingFloor ?? 0)
-      : state === "running"
-        ? (loop?.recoveryFloor ?? 0)
-        : Number.NEGATIVE_INFINITY;
+  const floor = listFloor(state, loop);
   const order = state === "finished" ? "desc" : "asc";
   return key === undefined
     ? work.withIndex("by_state", (q) => q.eq("state.kind", state).gte("listAt", floor)).order(order)
@@ -71,6 +78,27 @@ function jobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState
           q.eq("key", key).eq("state.kind", state).gte("listAt", floor),
         )
         .order(order);
+}
+
+/** `jobsInListOrder` for one group's jobs (`group` given, `key` not), in the same orders. */
+function groupJobsInListOrder(ctx: QueryCtx, filter: ListFilter, loop: Doc<"loopState"> | null) {
+  const group = filter.group as Id<"groups">;
+  const work = ctx.db.query("work");
+  const { outcome, state } = filter;
+  if (outcome !== undefined) {
+    return work
+      .withIndex("by_groupOutcome", (q) => q.eq("group", group).eq("state.result.kind", outcome))
+      .order("desc");
+  }
+  if (state === undefined) {
+    return work.withIndex("by_group", (q) => q.eq("group", group)).order("desc");
+  }
+  const floor = listFloor(state, loop);
+  return work
+    .withIndex("by_groupState", (q) =>
+      q.eq("group", group).eq("state.kind", state).gte("listAt", floor),
+    )
+    .order(state === "finished" ? "desc" : "asc");
 }
 
 /** `jobsInListOrder` for one schedule's runs (`list({ schedule })`), in the same orders. */
@@ -91,12 +119,7 @@ function scheduleRunsInListOrder(
   if (state === undefined) {
     return work.withIndex("by_schedule", (q) => q.eq("schedule", schedule)).order("desc");
   }
-  const floor =
-    state === "pending"
-      ? (loop?.pendingFloor ?? 0)
-      : state === "running"
-        ? (loop?.recoveryFloor ?? 0)
-        : Number.NEGATIVE_INFINITY;
+  const floor = listFloor(state, loop);
   return work
     .withIndex("by_scheduleState", (q) =>
       q.eq("schedule", schedule).eq("state.kind", state).gte("listAt", floor),
@@ -125,6 +148,12 @@ export const list = query({
       );
     }
     if (filter.key !== undefined) validateKey(filter.key);
+    if (filter.group !== undefined) {
+      if (filter.key !== undefined || filter.schedule !== undefined) {
+        invalidArgument("group", "give one of key, group or schedule, not two", filter.group);
+      }
+      parseGroupId(ctx.db, filter.group, "group");
+    }
     if (filter.schedule !== undefined) {
       validateScheduleName(filter.schedule, "schedule");
       if (filter.key !== undefined) {

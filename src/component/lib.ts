@@ -1,6 +1,6 @@
 /**
  * The public API the client calls: enqueue, enqueueBatch, cancel, cancelAll, status, statusBatch,
- * info.
+ * info, complete.
  * Each checks its input before writing anything, appends to the pending tables, and wakes the loop.
  * Never moves a job between states (the loop does).
  */
@@ -25,6 +25,7 @@ import { invalidArgument } from "./model/errors.js";
 import { deriveInfo, deriveStatus, parseWorkId } from "./api/jobStatus.js";
 import { claimSegment, targetFor, type Target } from "./api/kick.js";
 import {
+  vCompletionOutcome,
   vConfigUpdate,
   vLogLevel,
   vStatus,
@@ -35,6 +36,8 @@ import {
 import { dueSegment } from "./model/segments.js";
 import { checkSameFunction, findDuplicate, rememberDedupeKey, replaceJob } from "./api/dedupe.js";
 import { rerunRequest } from "./api/rerun.js";
+import { fileCompletion } from "./api/manualCompletion.js";
+import { checkGroups } from "./api/groups.js";
 import { validateKey } from "./model/validate.js";
 
 /** How many unfinished jobs one cancelAll transaction marks, by default: 4 reads/writes each keeps
@@ -55,11 +58,19 @@ export const enqueue = mutation({
     validateConfigUpdate(config, "config.");
     validateCountShard(countShard);
     const checked = validateEnqueueItem(item, now);
+    await checkGroups(ctx.db, [item], () => "");
     await applyConfig(ctx, config);
     if (item.dedupeKey !== undefined) {
       const waiting = await findDuplicate(ctx, item.dedupeKey);
       if (waiting !== null) {
         checkSameFunction(waiting, item);
+        if (item.group !== undefined && item.group !== waiting.group) {
+          invalidArgument(
+            "group",
+            "must be the group of the waiting job with this dedupeKey",
+            item.group,
+          );
+        }
         if (item.onDuplicate === "replace") {
           const newDueTime = item.runAt !== undefined || item.runAfter !== undefined;
           const target = newDueTime ? await wakeSegment(ctx, now, checked.runAt) : undefined;
@@ -120,6 +131,7 @@ export const enqueueBatch = mutation({
       }
       return validateEnqueueItem(item, now, `items[${i}].`);
     });
+    await checkGroups(ctx.db, items, (i) => `items[${i}].`);
     await applyConfig(ctx, config);
     if (items.length === 0) return [];
     // The segment's first job of the batch carries the wake-up, if this call scheduled it.
@@ -340,4 +352,16 @@ export const info = query({
     const workId = parseWorkId(ctx.db, id);
     return await deriveInfo(ctx.db, await ctx.db.get("work", workId));
   },
+});
+
+/**
+ * Completes the current attempt of a job enqueued with `manualCompletion` (API-EXTENSIONS section
+ * 11), or, given `attempt` (its previousAttempts), that attempt only. True when the completion was
+ * filed for the loop; false when it decides nothing (finished, canceled, timed out, unknown, not
+ * waiting for a completion, or completed already). Never throws for those.
+ */
+export const complete = mutation({
+  args: { id: v.string(), outcome: vCompletionOutcome, attempt: v.optional(v.number()) },
+  returns: v.boolean(),
+  handler: async (ctx, args) => await fileCompletion(ctx, args),
 });

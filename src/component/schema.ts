@@ -21,6 +21,7 @@ import {
   vFiledOutcome,
   vFnType,
   vJobState,
+  vManualCompletion,
   vLogLevel,
   vOnCompleteSpec,
   vRateLimit,
@@ -78,6 +79,10 @@ export default defineSchema({
     dedupeKey: v.optional(v.string()),
     /** For a task (API-EXTENSIONS section 8): its name in the executor `fnHandle` names. */
     task: v.optional(v.string()),
+    /** Set when each attempt ends with the app's `complete` call (section 11): kept for `retry`. */
+    manualCompletion: v.optional(vManualCompletion),
+    /** The group the job joined at enqueue (section 12, api/groups.ts). */
+    group: v.optional(v.id("groups")),
     /** For a task: how many times recovery took it back, never started, from an executor whose
      * action failed (not one that ended normally). Past TAKE_BACKS_FREE, each further one is a
      * failed attempt (mainLoop/recovery.ts), so a broken executor cannot keep a task forever. */
@@ -109,6 +114,12 @@ export default defineSchema({
     .index("by_key", ["key"])
     .index("by_keyState", ["key", "state.kind", "listAt"])
     .index("by_keyOutcome", ["key", "state.result.kind", "listAt"])
+    // A group's jobs in enqueue order (cancelGroup, `list({ group })`), by state and by outcome
+    // (`list`), as for keys.
+    // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_groupState sorts by state
+    .index("by_group", ["group"])
+    .index("by_groupState", ["group", "state.kind", "listAt"])
+    .index("by_groupOutcome", ["group", "state.result.kind", "listAt"])
     // A schedule's runs in enqueue order, by state and by outcome (`list({ schedule })`).
     // eslint-disable-next-line @convex-dev/no-duplicate-indexes -- by_scheduleState sorts by state
     .index("by_schedule", ["schedule"])
@@ -314,6 +325,54 @@ export default defineSchema({
     sweptFailed: v.number(),
     sweptCanceled: v.number(),
   }).index("by_keyShard", ["key", "shard"]),
+
+  /**
+   * Groups (API-EXTENSIONS section 12): one row per group. Written by `createGroup` (insert),
+   * `closeGroup` (`closed`; `finishedAt` when every job had finished by then), the loop
+   * (`finishedAt`, when it finishes the last job of a closed group) and the group's callback
+   * (`notified`). Read by enqueues into the
+   * group (open?), `groupStatus` and the loop. Deleted by the sweeper, with its ledger and state
+   * rows, GROUP_STATUS_TTL_MS after it was done.
+   */
+  groups: defineTable({
+    name: v.optional(v.string()),
+    closed: v.boolean(),
+    createdAt: v.number(),
+    /** When the group became done: closed, and every job of it finished. */
+    finishedAt: v.optional(v.number()),
+    /** The group's callback (a mutation handle) and its context (inline-sized). */
+    onComplete: v.optional(v.object({ fnHandle: v.string(), context: v.optional(v.any()) })),
+    /** True once the group's callback ran (runners/groupCallback.ts), or was due with none. */
+    notified: v.optional(v.boolean()),
+    /** When the sweeper deletes the group's rows: GROUP_STATUS_TTL_MS after it was done. */
+    expiresAt: v.optional(v.number()),
+  }).index("by_expiresAt", ["expiresAt"]),
+
+  /**
+   * Each group's enqueues, counted by the enqueue calls: up to ENQUEUE_COUNT_SHARDS rows per group,
+   * one per shard, as `keyLedger` for keys, so that concurrent enqueues into one group touch the
+   * same row only when they touch the same `enqueueCounts` row (1 time in 16). Written only by
+   * enqueues; read by `groupStatus` (all of a group's rows: a constant number), `closeGroup` and the
+   * loop once the group is closed (no enqueue writes them then). Deleted with the group.
+   */
+  groupLedger: defineTable({
+    groupId: v.id("groups"),
+    shard: v.number(),
+    enqueued: v.number(),
+  }).index("by_groupShard", ["groupId", "shard"]),
+
+  /**
+   * What the loop counts of each group: jobs running and finished by outcome. One row per group
+   * that has started a job, written only by the loop (so no enqueue conflicts with it); read by
+   * `groupStatus` and `closeGroup`. Deleted with the group.
+   */
+  groupState: defineTable({
+    groupId: v.id("groups"),
+    running: v.number(),
+    succeeded: v.number(),
+    failed: v.number(),
+    canceled: v.number(),
+  }).index("by_group", ["groupId"]),
 
   /**
    * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,

@@ -7,7 +7,7 @@ import { Workpool, type AdminOperation, type WorkpoolComponent } from "../../src
 const components = componentsGeneric() as unknown as { workpool: WorkpoolComponent };
 const pool = new Workpool(components.workpool, {});
 
-const READS: AdminOperation[] = ["overview", "jobs", "job", "schedules"];
+const READS: AdminOperation[] = ["overview", "jobs", "job", "group", "schedules"];
 
 export const {
   overview,
@@ -19,6 +19,8 @@ export const {
   resume,
   setKeyParallelism,
   setMaxParallelism,
+  group,
+  cancelGroup,
   schedules,
   pauseSchedule,
   resumeSchedule,

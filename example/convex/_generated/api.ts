@@ -10,6 +10,7 @@
 
 import type * as admin from "../admin.js";
 import type * as attempts from "../attempts.js";
+import type * as deliveries from "../deliveries.js";
 import type * as digests from "../digests.js";
 import type * as emails from "../emails.js";
 import type * as http from "../http.js";
@@ -17,6 +18,7 @@ import type * as jobs from "../jobs.js";
 import type * as llm from "../llm.js";
 import type * as operators from "../operators.js";
 import type * as pools from "../pools.js";
+import type * as provider from "../provider.js";
 import type * as scrape from "../scrape.js";
 import type * as sim from "../sim.js";
 import type * as workpoolAdmin from "../workpoolAdmin.js";
@@ -31,6 +33,7 @@ import { anyApi, componentsGeneric } from "convex/server";
 const fullApi: ApiFromModules<{
   admin: typeof admin;
   attempts: typeof attempts;
+  deliveries: typeof deliveries;
   digests: typeof digests;
   emails: typeof emails;
   http: typeof http;
@@ -38,6 +41,7 @@ const fullApi: ApiFromModules<{
   llm: typeof llm;
   operators: typeof operators;
   pools: typeof pools;
+  provider: typeof provider;
   scrape: typeof scrape;
   sim: typeof sim;
   workpoolAdmin: typeof workpoolAdmin;

@@ -44,11 +44,55 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         Name
       >;
     };
+    groups: {
+      cancelGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { id: string; limit?: number },
+        null,
+        Name
+      >;
+      closeGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { id: string },
+        null,
+        Name
+      >;
+      createGroup: FunctionReference<
+        "mutation",
+        "internal",
+        { context?: any; name?: string; onComplete?: string },
+        string,
+        Name
+      >;
+      groupStatus: FunctionReference<
+        "query",
+        "internal",
+        { id: string },
+        {
+          canceled: number;
+          closed: boolean;
+          createdAt: number;
+          done: boolean;
+          failed: number;
+          finishedAt?: number;
+          id: string;
+          name?: string;
+          pending: number;
+          running: number;
+          succeeded: number;
+          total: number;
+        } | null,
+        Name
+      >;
+    };
     inspect: {
       list: FunctionReference<
         "query",
         "internal",
         {
+          group?: string;
           key?: string;
           outcome?: "success" | "failed" | "canceled";
           paginationOpts: {
@@ -66,9 +110,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           continueCursor: string;
           isDone: boolean;
           page: Array<{
+            awaiting?: { deadline: number; since: number };
             enqueuedAt: number;
             finishedAt?: number;
             fnType: "action" | "mutation" | "query";
+            group?: string;
             id: string;
             key?: string;
             name: string;
@@ -244,6 +290,19 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         null,
         Name
       >;
+      complete: FunctionReference<
+        "mutation",
+        "internal",
+        {
+          attempt?: number;
+          id: string;
+          outcome:
+            | { kind: "success"; returnValue?: any }
+            | { error: string; kind: "failed"; nonRetryable?: boolean };
+        },
+        boolean,
+        Name
+      >;
       enqueue: FunctionReference<
         "mutation",
         "internal",
@@ -260,7 +319,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           fnHandle: string;
           fnName: string;
           fnType: "action" | "mutation" | "query";
+          group?: string;
           key?: string;
+          manualCompletion?: { timeoutMs: number };
           onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
@@ -299,7 +360,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
             fnHandle: string;
             fnName: string;
             fnType: "action" | "mutation" | "query";
+            group?: string;
             key?: string;
+            manualCompletion?: { timeoutMs: number };
             onComplete?: {
             context?: any;
             excludeKinds?: Array<"success" | "failed" | "canceled">;
@@ -327,9 +390,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         { id: string },
         {
+          awaiting?: { deadline: number; since: number };
           enqueuedAt: number;
           finishedAt?: number;
           fnType: "action" | "mutation" | "query";
+          group?: string;
           id: string;
           key?: string;
           name: string;

@@ -11,17 +11,20 @@ import type { Target } from "./kick.js";
 import {
   storedPriority,
   vFnType,
+  vManualCompletion,
   vOnCompleteSpec,
   vPriority,
   vRetryBehavior,
 } from "../model/validators.js";
 import { dueSegment } from "../model/segments.js";
+import { countGroupEnqueues } from "./groups.js";
 import {
   checkArgsAndContext,
   resolveRunAt,
   validateFnArgs,
   validateFunctionHandle,
   validateKey,
+  validateManualCompletion,
   validateString,
   MAX_DEDUPE_KEY_LENGTH,
   MAX_NAME_LENGTH,
@@ -66,6 +69,10 @@ export const vEnqueueItem = v.object({
   onDuplicate: v.optional(v.union(v.literal("keep"), v.literal("replace"))),
   /** A task of the executor action `fnHandle` names (runners/executor.ts): its name there. */
   task: v.optional(v.string()),
+  /** Each attempt ends with the app's `complete` call, or fails `timeoutMs` after its start. */
+  manualCompletion: v.optional(vManualCompletion),
+  /** The group the job joins (a GroupId from createGroup; open): api/groups.ts. */
+  group: v.optional(v.string()),
 });
 export type EnqueueItem = Infer<typeof vEnqueueItem>;
 
@@ -98,6 +105,9 @@ export function validateEnqueueItem(item: EnqueueItem, now: number, prefix = "")
     if (item.fnType !== "action") {
       invalidArgument(`${prefix}task`, "a task runs in an executor action", item.fnType);
     }
+  }
+  if (item.manualCompletion !== undefined) {
+    validateManualCompletion(item.manualCompletion, item, `${prefix}manualCompletion`);
   }
   if (item.onDuplicate !== undefined) {
     if (item.dedupeKey === undefined) {
@@ -242,6 +252,9 @@ export async function insertWork(
     priority: storedPriority(item.priority),
     dedupeKey: item.dedupeKey,
     task: item.task,
+    manualCompletion: item.manualCompletion,
+    // Checked by `checkGroups` before anything was written.
+    group: item.group as Id<"groups"> | undefined,
     ...extra,
   });
   return workId;
@@ -276,7 +289,7 @@ export const vCountShard = v.optional(v.number());
  */
 export async function countEnqueues(
   ctx: MutationCtx,
-  items: ReadonlyArray<{ key?: string }>,
+  items: ReadonlyArray<{ key?: string; group?: string }>,
   countShard?: number,
 ): Promise<void> {
   if (items.length === 0) return;
@@ -294,6 +307,7 @@ export async function countEnqueues(
   for (const { key } of items) {
     if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1);
   }
+  await countGroupEnqueues(ctx, items, shard);
   for (const [key, count] of perKey) {
     const ledger = await ctx.db
       .query("keyLedger")

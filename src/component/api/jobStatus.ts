@@ -55,6 +55,7 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
     fnType: work.fnType,
     priority: (work.priority ?? "normal") as Priority,
     ...(work.key !== undefined ? { key: work.key } : {}),
+    ...(work.group !== undefined ? { group: work.group as string } : {}),
     previousAttempts: work.attempts,
     ...(work.retriedAs !== undefined ? { retriedAs: work.retriedAs as string } : {}),
     ...(work.schedule !== undefined ? { schedule: work.schedule } : {}),
@@ -66,8 +67,14 @@ export function deriveListedInfo(work: Doc<"work">): ListedWorkInfo {
   switch (state.kind) {
     case "pending":
       return { ...base, state: "pending" };
-    case "running":
-      return { ...base, state: "running", startedAt: state.startedAt };
+    case "running": {
+      const wait = state.wait;
+      const awaiting =
+        wait?.kind === "awaiting"
+          ? { awaiting: { since: wait.since, deadline: wait.deadline } }
+          : {};
+      return { ...base, state: "running", startedAt: state.startedAt, ...awaiting };
+    }
     case "finished":
       return {
         ...base,

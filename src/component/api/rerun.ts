@@ -1,7 +1,8 @@
 /**
  * Running a finished job again (`retry`): rebuilds its enqueue request from what a job that failed
  * or was canceled keeps while its status is retained (function, args, context, onComplete, retry
- * behavior, key, priority, dedupe key, status TTL). Reads only; the caller enqueues the request.
+ * behavior, key, priority, dedupe key, status TTL, manual completion, and its group while the
+ * group is not done). Reads only; the caller enqueues the request.
  */
 import type { Doc } from "../_generated/dataModel.js";
 import type { DatabaseReader } from "../_generated/server.js";
@@ -37,6 +38,9 @@ export async function rerunRequest(
       id,
     );
   }
+  // The rerun joins the job's group while the group is not done, even a closed one (section 12).
+  const group = work.group === undefined ? null : await db.get("groups", work.group);
+  const inGroup = group !== null && group.finishedAt === undefined ? { group: group._id } : {};
   const onComplete = work.onComplete && {
     fnHandle: work.onComplete.fnHandle,
     context: payload ? payload.context : work.onComplete.context,
@@ -55,5 +59,7 @@ export async function rerunRequest(
     priority: work.priority,
     dedupeKey: work.dedupeKey,
     task: work.task,
+    manualCompletion: work.manualCompletion,
+    ...inGroup,
   };
 }

@@ -1,11 +1,13 @@
 /**
  * Loop stage: processing cancel requests from `pendingCancelation`. A pending job (first attempt or
- * backing off) is finished as canceled at once; a running job is marked so that it is not retried.
+ * backing off) is finished as canceled at once, and so is a job waiting for its completion after
+ * its function returned; a running job is marked so that it is not retried.
  * Only the loop calls this. Takes requests while the pass's budget lasts (passBudget.ts); never
  * assumes its batch alone keeps the pass within Convex's limits.
  */
 import { handOverCancel } from "./executors.js";
 import { finishJob } from "./complete.js";
+import { cancelWaiting } from "./awaiting.js";
 import { unqueue } from "./keyState.js";
 import { advanceCursor, tableFrom, type Pass } from "./pass.js";
 import { budgetSpent } from "./passBudget.js";
@@ -40,6 +42,8 @@ export async function processCancelations(pass: Pass): Promise<boolean> {
       case "finished":
         break;
       case "running":
+        // A job waiting for its completion after its function returned ends at once (awaiting.ts).
+        if (await cancelWaiting(pass, work)) break;
         if (!work.canceled) {
           await ctx.db.patch("work", work._id, { canceled: true });
           // A task's executor aborts its signal; its slots stay held until the handler settles.

@@ -11,6 +11,8 @@ import type { Doc, Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { needsDelivery, type DeliveryItem } from "../runners/deliver.js";
 import { releaseTask } from "./executors.js";
+import { settleWaiting } from "./awaiting.js";
+import { countInGroup, finishInGroup } from "./groups.js";
 import { keyEntry, updateKey } from "./keyState.js";
 import { claimSegment } from "../api/kick.js";
 import {
@@ -72,14 +74,17 @@ export type ReportedOutcome = {
   result: AttemptResult;
   /** A task its executor's report gave back untaken (see `vFiledOutcome`). */
   givenBack?: FiledOutcome["givenBack"];
+  /** A completion or a timeout of a `manualCompletion` attempt (see `vFiledOutcome`). */
+  from?: FiledOutcome["from"];
 };
 
 /** The outcome as it is filed: an error cut to its cap, a return value that does not fit inline
  * (too large, or too deep for the rows that embed it: valueMeasure.ts) moved to a payload. */
 async function fileOutcome(
   ctx: MutationCtx,
-  { workId, attempt, result, givenBack }: ReportedOutcome,
+  { workId, attempt, result, givenBack, from }: ReportedOutcome,
 ): Promise<FiledOutcome> {
+  const source = from === undefined ? {} : { from };
   // Workers cut messages and check errorData already; a report from elsewhere (an older worker,
   // an executor of another version) is checked here.
   if (result.kind === "failed") {
@@ -93,9 +98,10 @@ async function fileOutcome(
       attempt,
       result: { kind: "success", returnValue: null },
       returnValuePayloadId: payloadId,
+      ...source,
     };
   }
-  return { workId, attempt, result, ...(givenBack === undefined ? {} : { givenBack }) };
+  return { workId, attempt, result, ...(givenBack === undefined ? {} : { givenBack }), ...source };
 }
 
 /** Records an attempt's outcome for the loop (in the caller's transaction), waking it if asleep.
@@ -161,8 +167,8 @@ export const complete = internalMutation({
 
 /** The outcomes a `pendingCompletion` row holds: its own, then its `more`. */
 function outcomesOf(row: Doc<"pendingCompletion">): FiledOutcome[] {
-  const { workId, attempt, result, returnValuePayloadId, givenBack } = row;
-  return [{ workId, attempt, result, returnValuePayloadId, givenBack }, ...(row.more ?? [])];
+  const { workId, attempt, result, returnValuePayloadId, givenBack, from } = row;
+  return [{ workId, attempt, result, returnValuePayloadId, givenBack, from }, ...(row.more ?? [])];
 }
 
 /** Loop stage: processes due completions, up to COMPLETION_BATCH outcomes (a row is taken whole).
@@ -220,6 +226,7 @@ async function processFirstOutcome(pass: Pass, setAside: string | undefined): Pr
       ...next,
       returnValuePayloadId: next.returnValuePayloadId,
       givenBack: next.givenBack,
+      from: next.from,
       more: more.length > 0 ? more : undefined,
       runner: more.length > 0 ? row.runner : undefined,
     });
@@ -262,6 +269,8 @@ async function processOutcome(pass: Pass, outcome: FiledOutcome): Promise<void> 
     if (outcome.returnValuePayloadId) await ctx.db.delete("payloads", outcome.returnValuePayloadId);
     return;
   }
+  // A job that waits for its completion ends its attempt when both sides have come (awaiting.ts).
+  if (work.manualCompletion !== undefined) return await settleWaiting(pass, work, outcome);
   await endAttempt(pass, work);
   if (outcome.givenBack === undefined) {
     await settleAttempt(pass, work, outcome.result, outcome.returnValuePayloadId);
@@ -298,6 +307,7 @@ export async function endAttempt(pass: Pass, work: Doc<"work">): Promise<void> {
     await releaseTask(pass, work.state.executorId);
   }
   if (work.key !== undefined) updateKey(await keyEntry(pass, work.key), { running: -1 });
+  if (work.group !== undefined) await countInGroup(pass, work.group, "running", -1);
 }
 
 /**
@@ -454,6 +464,7 @@ export async function finishJob(
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   recordFinish(pass, kind);
+  if (work.group !== undefined) await finishInGroup(pass, work.group, kind);
   if (work.key !== undefined) {
     // A job holds its key's slot from its first start (a pending job with attempts or snoozes
     // behind it is waiting out a retry's backoff or a snooze).

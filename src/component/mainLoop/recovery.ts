@@ -6,7 +6,8 @@
  * execution, which the runner's death does not stop) cannot still run. A worker that succeeded but whose report never arrived (its
  * scheduled report mutation failed for good) ends the job as failed without a rerun: the action
  * ran, so running it again could do its work twice. Never touches a job whose worker is still
- * pending or running. Walks all running jobs with a cursor, a page per pass, so a dead runner is
+ * pending or running, nor a job waiting for its completion after its function returned (its
+ * runner ended by design; its timeout ends the wait). Walks all running jobs with a cursor, a page per pass, so a dead runner is
  * found whatever the number of live ones in front of it, from a floor below which no job runs (so
  * a cycle does not walk the index entries of every job that ever ran).
  */
@@ -21,6 +22,7 @@ import {
   type Untaken,
 } from "./executors.js";
 import { endAttempt, finishJob, placeInLine, settleAttempt, undoStart } from "./complete.js";
+import { dropKept } from "./awaiting.js";
 import { passReadSpent, type Pass } from "./pass.js";
 import { budgetSpent } from "./passBudget.js";
 import { runNumber } from "../model/validators.js";
@@ -129,6 +131,8 @@ async function reportWaits(pass: Pass, work: Doc<"work">, reads: RunnerReads): P
 async function judge(pass: Pass, work: Doc<"work">, reads: RunnerReads): Promise<Verdict> {
   const { ctx } = pass;
   if (work.state.kind !== "running") return { kind: "alive" };
+  // Waiting for its completion: its runner legitimately ended; its timeout ends the wait.
+  if (work.state.wait?.kind === "awaiting") return { kind: "alive" };
   if (work.state.startedAt > pass.now - RECOVERY_THRESHOLD_MS) return { kind: "alive" };
   const job = await ctx.db.system.get(work.state.scheduledId);
   if (job !== null && (job.state.kind === "pending" || job.state.kind === "inProgress")) {
@@ -248,6 +252,7 @@ export async function recover(pass: Pass): Promise<void> {
         break;
       case "dead":
         await closeIfTask(pass, work);
+        await dropKept(pass, work);
         await endAttempt(pass, work);
         state.stats.recovered++;
         pass.log.warn("recovered", { workId: work._id, fnName: work.fnName, why: verdict.why });
@@ -304,6 +309,7 @@ export async function recover(pass: Pass): Promise<void> {
         break;
       }
       case "reportLost": {
+        await dropKept(pass, work);
         await endAttempt(pass, work);
         state.stats.recovered++;
         const error = `workpool: attempt ${work.attempts + 1} finished but its result never reached the pool; not rerun, since it ran`;

@@ -34,6 +34,8 @@ import {
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
 import { recordStarts, startsAllowed } from "./rateLimit.js";
 import { recordStart } from "./stats.js";
+import { scheduleTimeout } from "./awaiting.js";
+import { countInGroup } from "./groups.js";
 import { budgetUnits } from "./passBudget.js";
 
 /** Rows one pass takes at most (started, or put in a key's queue): about four reads and two
@@ -396,9 +398,14 @@ async function markRunning(
   await pass.ctx.db.patch("work", work._id, {
     state: { kind: "running", ...runner, startedAt: pass.now },
     listAt: pass.now,
-    // The runner has the arguments now; only a retry would need them again.
-    ...(work.retryBehavior === undefined ? { fnArgs: undefined } : {}),
+    // The runner has the arguments now; only a retry would need them again (a waiting job's
+    // completion hands none back, so it keeps them for `retry`).
+    ...(work.retryBehavior === undefined && work.manualCompletion === undefined
+      ? { fnArgs: undefined }
+      : {}),
   });
+  if (work.manualCompletion !== undefined) await scheduleTimeout(pass, work);
+  if (work.group !== undefined) await countInGroup(pass, work.group, "running", 1);
 }
 
 /** What a runner (a worker, or an entry of an action runner's batch) gets for one attempt. */

@@ -14,6 +14,7 @@ import { forgetDedupeKeys } from "../api/dedupe.js";
 import type { Pass } from "./pass.js";
 import { budgetSpent, reachedShare } from "./passBudget.js";
 import { keyLedgerRows, sumLedger } from "../api/keyLedger.js";
+import { sweepGroups } from "./groups.js";
 
 /** Finished jobs deleted per sweep transaction at most (a read and a write each, plus payloads). */
 export const SWEEP_BATCH = 50;
@@ -40,6 +41,8 @@ export const sweep = internalMutation({
       .query("work")
       .withIndex("by_expiresAt", (q) => q.gte("expiresAt", from ?? 0).lte("expiresAt", upTo))
       .paginate({ numItems: SWEEP_BATCH, cursor: cursor ?? null });
+    // Done groups, once per sweep (its first page), a batch at a time (mainLoop/groups.ts).
+    if (cursor === undefined) await sweepGroups(ctx, upTo);
     let stoppedEarly = false;
     const swept: Doc<"work">[] = [];
     for (const work of page.page) {

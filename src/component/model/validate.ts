@@ -219,3 +219,60 @@ export function validateListFilter(filter: { state?: unknown; outcome?: unknown 
     invalidArgument("outcome", 'must be "success", "failed" or "canceled"', filter.outcome);
   }
 }
+
+/** The shortest `manualCompletion.timeoutMs`: the loop settles a timeout within about a second of
+ * its deadline, so a shorter one would mean nothing. */
+export const MIN_COMPLETION_TIMEOUT_MS = 1000;
+/** The longest `manualCompletion.timeoutMs`, 7 days: a waiting job holds a pool slot all along,
+ * and an external job that takes longer is better polled by a job of its own. */
+export const MAX_COMPLETION_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Checks an enqueue's `manualCompletion` (section 11): actions and mutations only, not tasks. */
+export function validateManualCompletion(
+  value: { timeoutMs: number },
+  job: { fnType: string; task?: string },
+  argument = "manualCompletion",
+): void {
+  if (job.fnType === "query" || job.task !== undefined) {
+    invalidArgument(
+      argument,
+      "only actions and mutations wait for a completion (not queries, not executor tasks)",
+      described(job.task !== undefined ? "a task" : "a query"),
+    );
+  }
+  const { timeoutMs } = value;
+  if (
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < MIN_COMPLETION_TIMEOUT_MS ||
+    timeoutMs > MAX_COMPLETION_TIMEOUT_MS
+  ) {
+    invalidArgument(
+      `${argument}.timeoutMs`,
+      `must be a whole number of ms from ${MIN_COMPLETION_TIMEOUT_MS} (1 s) to ${MAX_COMPLETION_TIMEOUT_MS} (7 days)`,
+      timeoutMs,
+    );
+  }
+}
+
+/** Checks what `complete` was given as an outcome: `{ kind: "success", returnValue? }` or
+ * `{ kind: "failed", error, nonRetryable? }`, and nothing else. */
+export function validateCompletionOutcome(outcome: unknown, argument = "outcome"): void {
+  const rule =
+    'must be { kind: "success", returnValue? } or { kind: "failed", error: string, nonRetryable?: boolean }';
+  if (typeof outcome !== "object" || outcome === null || Array.isArray(outcome)) {
+    invalidArgument(argument, rule, outcome);
+  }
+  const { kind, ...rest } = outcome as Record<string, unknown>;
+  const fields = Object.keys(rest);
+  const only = (allowed: string[]) => fields.every((field) => allowed.includes(field));
+  if (kind === "success" && only(["returnValue"])) return;
+  if (
+    kind === "failed" &&
+    only(["error", "nonRetryable"]) &&
+    typeof rest.error === "string" &&
+    (rest.nonRetryable === undefined || typeof rest.nonRetryable === "boolean")
+  ) {
+    return;
+  }
+  invalidArgument(argument, rule, described(`kind ${JSON.stringify(kind)}`));
+}

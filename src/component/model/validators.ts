@@ -94,6 +94,10 @@ export const vFiledOutcome = v.object({
   result: vAttemptResult,
   /** Set when the return value was too large to keep inline: it lives in this payload row. */
   returnValuePayloadId: v.optional(v.id("payloads")),
+  /** Set for the outcome of a job enqueued with `manualCompletion` that did not come from its
+   * function's run: a `complete` call ("completion") or its attempt's deadline ("timeout")
+   * (api/manualCompletion.ts). Unset: the function's own run ended. */
+  from: v.optional(v.union(v.literal("completion"), v.literal("timeout"))),
   /** Set for a task its executor's report gave back untaken (or ended canceled before it
    * started): the hand-over is undone, its rate-limit start refunded and its `started` uncounted,
    * and a give-back goes back to its place in line, due at `runAt` (when its attempt became
@@ -160,6 +164,47 @@ export const vConfigUpdate = v.object({
 });
 export type ConfigUpdate = Infer<typeof vConfigUpdate>;
 
+/** `manualCompletion` (API-EXTENSIONS section 11): the job's attempt ends with the app's
+ * `complete` call, not when its function returns; `timeoutMs` after the attempt's start it fails. */
+export const vManualCompletion = v.object({ timeoutMs: v.number() });
+export type ManualCompletion = Infer<typeof vManualCompletion>;
+
+/**
+ * What a running attempt of a `manualCompletion` job is waiting for, beside its function (unset:
+ * nothing yet, its function runs and no completion came). Written only by the loop
+ * (mainLoop/awaiting.ts).
+ * - kept: a completion (or the attempt's timeout) came while the function still ran; the attempt
+ *   ends with it once the function returns (a throw decides instead).
+ * - awaiting: the function returned; the attempt ends with the completion or the timeout. The job
+ *   still holds its pool slot and key slot, and recovery leaves it alone (its runner is over).
+ */
+export const vAttemptWait = v.union(
+  v.object({
+    kind: v.literal("kept"),
+    result: vAttemptResult,
+    returnValuePayloadId: v.optional(v.id("payloads")),
+  }),
+  v.object({
+    kind: v.literal("awaiting"),
+    /** When the function returned. */
+    since: v.number(),
+    /** The attempt's start + `timeoutMs`. */
+    deadline: v.number(),
+  }),
+);
+export type AttemptWait = Infer<typeof vAttemptWait>;
+
+/** What `complete` takes: the attempt's outcome, as if its function had returned or thrown it. */
+export const vCompletionOutcome = v.union(
+  v.object({ kind: v.literal("success"), returnValue: v.optional(v.any()) }),
+  v.object({
+    kind: v.literal("failed"),
+    error: v.string(),
+    nonRetryable: v.optional(v.boolean()),
+  }),
+);
+export type CompletionOutcome = Infer<typeof vCompletionOutcome>;
+
 /**
  * Where a job is in its life. Stored on the `work` row; written at enqueue and then only by the loop.
  * - pending: waiting for a start, in `pendingStart` (first attempt or a retry after its backoff).
@@ -177,6 +222,8 @@ export const vJobState = v.union(
     startedAt: v.number(),
     /** For a task: the executor it was handed to (runners/executor.ts). */
     executorId: v.optional(v.id("executors")),
+    /** For a `manualCompletion` job: what the attempt waits for beside its function. */
+    wait: v.optional(vAttemptWait),
   }),
   v.object({
     kind: v.literal("finished"),
@@ -219,6 +266,8 @@ export const vWorkInfo = v.object({
   name: v.string(),
   fnType: vFnType,
   key: v.optional(v.string()),
+  /** The group the job joined (section 12), if any. */
+  group: v.optional(v.string()),
   priority: vPriority,
   state: v.union(v.literal("pending"), v.literal("running"), v.literal("finished")),
   /** Attempts made before the current one (pending/running); attempts made in all (finished). */
@@ -230,6 +279,9 @@ export const vWorkInfo = v.object({
   finishedAt: v.optional(v.number()),
   /** The result onComplete got, while the job's status is retained. */
   result: v.optional(vResult),
+  /** While a `manualCompletion` attempt waits after its function returned: since when, and the
+   * attempt's deadline (ms since epoch). */
+  awaiting: v.optional(v.object({ since: v.number(), deadline: v.number() })),
   /** The job `retry` ran this one again as, once it did (a later retry returns the same). */
   retriedAs: v.optional(v.string()),
   /** For a schedule's run (API-EXTENSIONS §10): the schedule's name. */
@@ -338,10 +390,31 @@ export const vListFilter = {
   outcome: v.optional(vResultKind),
   /** Only this key's jobs. */
   key: v.optional(v.string()),
+  /** Only this group's jobs (a GroupId; not with `key`). */
+  group: v.optional(v.string()),
   /** Only this schedule's runs (not with `key`). */
   schedule: v.optional(v.string()),
 };
 export type ListFilter = ObjectType<typeof vListFilter>;
+
+/** What `groupStatus` returns (API-EXTENSIONS section 12): a group's progress. `pending` counts
+ * unfinished jobs not running (a job waiting for a completion is running); `done`: closed, and
+ * every job finished (at `finishedAt`). */
+export const vGroupStatus = v.object({
+  id: v.string(),
+  name: v.optional(v.string()),
+  closed: v.boolean(),
+  done: v.boolean(),
+  total: v.number(),
+  pending: v.number(),
+  running: v.number(),
+  succeeded: v.number(),
+  failed: v.number(),
+  canceled: v.number(),
+  createdAt: v.number(),
+  finishedAt: v.optional(v.number()),
+});
+export type GroupStatus = Infer<typeof vGroupStatus>;
 
 /** What `list` reports of each job: `info` without the return value. */
 export const vListedWorkInfo = v.object({

@@ -11,11 +11,13 @@
 import type * as admin from "../admin.js";
 import type * as brokenExecutors from "../brokenExecutors.js";
 import type * as chaos from "../chaos.js";
+import type * as groups from "../groups.js";
 import type * as jobs from "../jobs.js";
 import type * as pool from "../pool.js";
 import type * as probe from "../probe.js";
 import type * as schedules from "../schedules.js";
 import type * as tasks from "../tasks.js";
+import type * as waits from "../waits.js";
 
 import type {
   ApiFromModules,
@@ -28,11 +30,13 @@ const fullApi: ApiFromModules<{
   admin: typeof admin;
   brokenExecutors: typeof brokenExecutors;
   chaos: typeof chaos;
+  groups: typeof groups;
   jobs: typeof jobs;
   pool: typeof pool;
   probe: typeof probe;
   schedules: typeof schedules;
   tasks: typeof tasks;
+  waits: typeof waits;
 }> = anyApi as any;
 
 export const api: FilterApi<
