@@ -27,7 +27,7 @@ import {
   sumLastMinute,
 } from "./mainLoop/stats.js";
 import { keyStatusOf } from "./keys.js";
-import { validateKey } from "./model/validate.js";
+import { validateKey, validatePageSize } from "./model/validate.js";
 import { validateScheduleName } from "./model/schedule.js";
 
 /** The most jobs one `list` page holds: one read each, well inside a query's limits. */
@@ -133,13 +133,7 @@ export const list = query({
   returns: paginationResultValidator(vListedWorkInfo),
   handler: async (ctx, { paginationOpts, ...filter }) => {
     const { numItems } = paginationOpts;
-    if (!Number.isInteger(numItems) || numItems < 1 || numItems > MAX_LIST_PAGE) {
-      invalidArgument(
-        "paginationOpts.numItems",
-        `must be a whole number from 1 to ${MAX_LIST_PAGE}`,
-        numItems,
-      );
-    }
+    validatePageSize("paginationOpts.numItems", numItems, MAX_LIST_PAGE);
     if (filter.outcome !== undefined && filter.state !== undefined && filter.state !== "finished") {
       invalidArgument(
         "state",
@@ -242,13 +236,7 @@ export const overview = query({
   returns: vOverview,
   handler: async (ctx, { keysPaginationOpts }) => {
     const { numItems } = keysPaginationOpts;
-    if (!Number.isInteger(numItems) || numItems < 1 || numItems > MAX_KEY_PAGE) {
-      invalidArgument(
-        "keysPaginationOpts.numItems",
-        `must be a whole number from 1 to ${MAX_KEY_PAGE}`,
-        numItems,
-      );
-    }
+    validatePageSize("keysPaginationOpts.numItems", numItems, MAX_KEY_PAGE);
     const now = Date.now();
     const { stats, config, ring, current } = await readHealth(ctx, now);
     const keyRows = () => ctx.db.query("keyState").withIndex("by_key");

@@ -19,6 +19,7 @@ import {
 import { applyConfig, validateConfigUpdate } from "./config.js";
 import { validateEnqueueItem } from "./api/enqueue.js";
 import { invalidArgument } from "./model/errors.js";
+import { validatePageSize } from "./model/validate.js";
 import {
   checkScheduleOptions,
   validateScheduleName,
@@ -219,13 +220,7 @@ export const list = query({
   returns: vSchedulePage,
   handler: async (ctx, { paginationOpts }) => {
     const { numItems } = paginationOpts;
-    if (!Number.isInteger(numItems) || numItems < 1 || numItems > MAX_SCHEDULE_PAGE) {
-      invalidArgument(
-        "paginationOpts.numItems",
-        `must be a whole number from 1 to ${MAX_SCHEDULE_PAGE}`,
-        numItems,
-      );
-    }
+    validatePageSize("paginationOpts.numItems", numItems, MAX_SCHEDULE_PAGE);
     const result = await ctx.db.query("schedules").withIndex("by_name").paginate(paginationOpts);
     const page = [];
     for (const row of result.page) page.push(await scheduleInfo(ctx.db, row));

@@ -276,3 +276,11 @@ export function validateCompletionOutcome(outcome: unknown, argument = "outcome"
   }
   invalidArgument(argument, rule, described(`kind ${JSON.stringify(kind)}`));
 }
+
+/** Checks a page size (`numItems` of `argument`, a paginationOpts) against its rule: a whole
+ * number from 1 to `max`. */
+export function validatePageSize(argument: string, numItems: number, max: number): void {
+  if (!Number.isInteger(numItems) || numItems < 1 || numItems > max) {
+    invalidArgument(argument, `must be a whole number from 1 to ${max}`, numItems);
+  }
+}
