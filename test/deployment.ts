@@ -75,6 +75,8 @@ export const POOL_FUNCTIONS = {
   sweep: /^(mainLoop\/sweep|sweep):sweep$/,
   /** An executor's report (review 2026-11-26: commit faults never reached it). */
   report: /^runners\/executor:report$/,
+  /** A schedule's timer (schedules.ts `fire`), its guard included. */
+  fire: /^schedules:fire$/,
 } as const;
 export type PoolFunction = keyof typeof POOL_FUNCTIONS;
 

@@ -72,11 +72,14 @@ async function scheduleRow(t: T, name: string): Promise<any> {
   );
 }
 
-/** The component's pending timers (`schedules.fire`). */
-async function pendingFires(t: T): Promise<any[]> {
+/** The component's pending timers (`schedules.fire`), or with `guards` their pending guards. */
+async function pendingFires(t: T, { guards = false } = {}): Promise<any[]> {
   return await inComponent(t, async (ctx) =>
     (await ctx.db.system.query("_scheduled_functions").collect()).filter(
-      (f: any) => f.name.includes("schedules") && f.state.kind === "pending",
+      (f: any) =>
+        f.name.includes("schedules") &&
+        f.state.kind === "pending" &&
+        (f.args[0].guard === true) === guards,
     ),
   );
 }
@@ -383,9 +386,49 @@ describe("exactly once per time", () => {
     await act(t, "resumeSchedule", "a");
     await schedule(t, "b", { cron: "*/2 * * * *" });
     await schedule(t, "b", { cron: "*/3 * * * *", paused: true });
-    expect((await pendingFires(t)).map((f) => f.args[0].scheduleId)).toEqual([
-      (await scheduleRow(t, "a"))._id,
-    ]);
+    const a = await scheduleRow(t, "a");
+    expect((await pendingFires(t)).map((f) => f.args[0].scheduleId)).toEqual([a._id]);
+    // And one guard, due after the timer, for the same time.
+    const [guard] = await pendingFires(t, { guards: true });
+    expect(await pendingFires(t, { guards: true })).toHaveLength(1);
+    expect(guard.args[0]).toEqual({ scheduleId: a._id, generation: a.generation, guard: true });
+    expect(guard.scheduledTime).toBeGreaterThan(a.state.nextRunAt);
+  });
+});
+
+describe("a fire that fails for good", () => {
+  // Convex gives up on a scheduled mutation after OCC retries (the deployment backend's
+  // `commitFails`): the failed fire's writes, its next timer among them, roll back. The time's
+  // guard, set beside its timer, handles it instead.
+  async function failedFire(catchupWindowMs: number) {
+    const { t, deployment } = await setupDeployment({ seed: 5, maxStartDelayMs: 0 });
+    const t0 = start();
+    await schedule(t, "sturdy", { everyMs: MINUTE, catchupWindowMs });
+    deployment.arm({ kind: "commitFails", fn: "fire" });
+    await deployment.run(3 * MINUTE + 5000, STEP_MS);
+    expect(deployment.fired.map((f) => f.fn)).toEqual(["schedules:fire"]);
+    const runs = await runsOf(t, "sturdy");
+    return { t, t0, runs, times: runs.map((r) => (r.scheduledFor - t0) / MINUTE) };
+  }
+
+  it("runs the failed time late, within the catch-up window, and the next times on time", async () => {
+    const { t, t0, runs, times } = await failedFire(MINUTE);
+    expect(times).toEqual([1, 2, 3]);
+    // The failed time's run is enqueued by its guard, after the time but within the window.
+    expect(runs[0]._creationTime).toBeGreaterThan(t0 + MINUTE);
+    expect(runs[0]._creationTime).toBeLessThanOrEqual(t0 + 2 * MINUTE);
+    const s = await getSchedule(t, "sturdy");
+    expect(s.counts).toEqual({ enqueued: 3, skipped: 0, missed: 0 });
+    expect(s.nextRunAt).toBe(t0 + 4 * MINUTE);
+    expect(await pendingFires(t)).toHaveLength(1);
+  });
+
+  it("counts the failed time missed when its window has passed, and still fires the next", async () => {
+    const { t, t0, times } = await failedFire(10_000);
+    expect(times).toEqual([2, 3]);
+    const s = await getSchedule(t, "sturdy");
+    expect(s.counts).toEqual({ enqueued: 2, skipped: 0, missed: 1 });
+    expect(s.nextRunAt).toBe(t0 + 4 * MINUTE);
   });
 });
 

@@ -229,12 +229,20 @@ export const list = query({
 });
 
 /**
- * A schedule's timer: handles its due time (and any passed since), then sets the next. A timer of
- * another generation (the schedule was replaced, paused, resumed or deleted after setting it) or
- * for a schedule no longer waiting does nothing: no time is handled twice.
+ * A schedule's timer, or its guard (`guard`: the same call due FIRE_GUARD_AFTER_MS later, for a
+ * timer whose transaction failed for good): handles its due time (and any passed since), then sets
+ * the next timer and guard. Whichever of the two commits first handles the time and cancels the
+ * other; a call of another generation (the schedule was replaced, paused, resumed or deleted after
+ * setting it, or the other call handled the time) or for a schedule no longer waiting does nothing:
+ * no time is handled twice, and none is left unhandled by one failed transaction.
  */
 export const fire = internalMutation({
-  args: { scheduleId: v.id("schedules"), generation: v.number() },
+  args: {
+    scheduleId: v.id("schedules"),
+    generation: v.number(),
+    /** Set on the guard (for whoever reads the scheduler's list); it acts as the timer does. */
+    guard: v.optional(v.boolean()),
+  },
   returns: v.null(),
   handler: async (ctx: MutationCtx, { scheduleId, generation }) => {
     const row = await ctx.db.get("schedules", scheduleId);

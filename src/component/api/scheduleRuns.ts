@@ -23,15 +23,22 @@ import type { ScheduleState } from "../model/schedule.js";
  * arithmetic and no reads), its timer set to the next passed time to go on at once. */
 export const MAX_TIMES_PER_FIRE = 1000;
 
+/** How long after a time its guard is due: the guard handles the time only if the timer's
+ * transaction failed for good, which Convex decides within seconds of its start (its retries of a
+ * conflicted mutation); half the default catch-up window, so that with the default window the time
+ * a failed timer dropped is still run, not missed. A timer that commits cancels its guard, so a
+ * guard costs a scheduled function's write and its cancel, never a transaction. */
+export const FIRE_GUARD_AFTER_MS = 30_000;
+
 /** The schedule's first time strictly after `after` (within its bounds), or null. */
 export function nextTimeOf(schedule: Doc<"schedules">, after: number): number | null {
   return nextTime(schedule.timing, schedule, after);
 }
 
 /**
- * Drops the schedule's timer (if it has one) and sets one for `nextRunAt` (or none: ended or
- * paused), bumping the generation: a timer of an earlier generation finds itself stale. Returns
- * the fields to patch onto the row.
+ * Drops the schedule's timer and its guard (if it has them) and sets both for `nextRunAt` (or none:
+ * ended or paused), bumping the generation: a timer of an earlier generation finds itself stale.
+ * Returns the fields to patch onto the row.
  */
 export async function setTimer(
   ctx: MutationCtx,
@@ -42,19 +49,26 @@ export async function setTimer(
   const generation = schedule.generation + 1;
   if (next.kind === "paused") return { state: { kind: "paused" }, generation };
   if (next.time === null) return { state: { kind: "ended" }, generation };
-  const timerId = await ctx.scheduler.runAt(next.time, internal.schedules.fire, {
-    scheduleId: schedule._id,
-    generation,
-  });
-  return { state: { kind: "waiting", nextRunAt: next.time, timerId }, generation };
+  const args = { scheduleId: schedule._id, generation };
+  const timerId = await ctx.scheduler.runAt(next.time, internal.schedules.fire, args);
+  const guardId = await ctx.scheduler.runAt(
+    next.time + FIRE_GUARD_AFTER_MS,
+    internal.schedules.fire,
+    { ...args, guard: true },
+  );
+  return { state: { kind: "waiting", nextRunAt: next.time, timerId, guardId }, generation };
 }
 
-/** Cancels a waiting schedule's timer while it is still pending (saves the stale fire's
- * transaction; the generation fence makes it harmless either way). */
+/** Cancels a waiting schedule's timer and guard while they are still pending: a stale one's
+ * transaction is saved, and a committed timer's guard never runs (the generation fence makes
+ * either harmless anyway). The one running now (the caller) is not pending. */
 export async function dropTimer(ctx: MutationCtx, state: ScheduleState): Promise<void> {
   if (state.kind !== "waiting") return;
-  const timer = await ctx.db.system.get(state.timerId);
-  if (timer !== null && timer.state.kind === "pending") await ctx.scheduler.cancel(state.timerId);
+  for (const id of [state.timerId, state.guardId]) {
+    if (id === undefined) continue;
+    const timer = await ctx.db.system.get(id);
+    if (timer !== null && timer.state.kind === "pending") await ctx.scheduler.cancel(id);
+  }
 }
 
 /** What a fire did with the times it handled. */

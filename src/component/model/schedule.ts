@@ -53,14 +53,18 @@ void ({} as Infer<typeof vTiming> satisfies Timing);
 
 /**
  * Where a schedule is in its life (see the top of this file). `waiting` holds the one scheduled
- * `fire` that handles `nextRunAt`; the row's `generation` fences it (a replaced, paused or deleted
- * schedule's old timer finds another generation and does nothing).
+ * `fire` that handles `nextRunAt`, and its guard: the same `fire`, due a little later, that handles
+ * the time instead if the timer's transaction failed for good (Convex gave up on it), and that the
+ * timer cancels when it commits. The row's `generation` fences both (a replaced, paused or deleted
+ * schedule's old timer finds another generation and does nothing; so does the second of the two).
  */
 export const vScheduleState = v.union(
   v.object({
     kind: v.literal("waiting"),
     nextRunAt: v.number(),
     timerId: v.id("_scheduled_functions"),
+    /** Absent on rows set before guards existed. */
+    guardId: v.optional(v.id("_scheduled_functions")),
   }),
   v.object({ kind: v.literal("paused") }),
   v.object({ kind: v.literal("ended") }),
