@@ -17,7 +17,7 @@ import { inComponent, info, runFor, setup, type T } from "./helpers.js";
 
 const MINUTE = 60_000;
 /** The most documents (and index ranges) one fire may read, whatever the number of schedules. */
-const FIRE_READS_BOUND = 8;
+const FIRE_READS_BOUND = 9;
 /** Steps of a second: schedules' times are minutes apart, and the loop's passes still run in
  * order within each step. */
 const STEP_MS = 1000;
@@ -403,7 +403,8 @@ describe("a fire that fails for good", () => {
   async function failedFire(catchupWindowMs: number) {
     const { t, deployment } = await setupDeployment({ seed: 5, maxStartDelayMs: 0 });
     const t0 = start();
-    await schedule(t, "sturdy", { everyMs: MINUTE, catchupWindowMs });
+    // allowAll: each time's run is enqueued whether or not the late run before it has finished.
+    await schedule(t, "sturdy", { everyMs: MINUTE, catchupWindowMs, overlap: "allowAll" });
     deployment.arm({ kind: "commitFails", fn: "fire" });
     await deployment.run(3 * MINUTE + 5000, STEP_MS);
     expect(deployment.fired.map((f) => f.fn)).toEqual(["schedules:fire"]);
@@ -421,6 +422,33 @@ describe("a fire that fails for good", () => {
     expect(s.counts).toEqual({ enqueued: 3, skipped: 0, missed: 0 });
     expect(s.nextRunAt).toBe(t0 + 4 * MINUTE);
     expect(await pendingFires(t)).toHaveLength(1);
+  });
+
+  it("goes on firing after a run that fails for good, under every overlap", async () => {
+    for (const overlap of ["skip", "bufferOne", "allowAll", "cancelOther"]) {
+      const t = setup();
+      const t0 = start();
+      // Every run fails for good: a 90 s action that throws NonRetryableError at its end (runs
+      // overlap the next time: skip, bufferOne and cancelOther each decide on a failing run).
+      await schedule(
+        t,
+        "failing",
+        { everyMs: MINUTE, overlap },
+        { kind: "action", args: { key: "failing", ms: 90_000, failTimes: 99, nonRetryable: true } },
+      );
+      await runFor(t, 6 * MINUTE + 5000, STEP_MS);
+      const runs = await runsOf(t, "failing");
+      const outcomes = await Promise.all(runs.map(async (r) => (await info(t, r._id)).result));
+      expect(outcomes.filter((r) => r?.kind === "failed").length, overlap).toBeGreaterThanOrEqual(
+        2,
+      );
+      // Times after the failures still enqueue runs; the schedule is still waiting.
+      expect(runs.at(-1).scheduledFor, overlap).toBeGreaterThanOrEqual(t0 + 5 * MINUTE);
+      const s = await getSchedule(t, "failing");
+      expect(s.nextRunAt, overlap).toBe(t0 + 7 * MINUTE);
+      expect(s.counts.enqueued + s.counts.skipped, overlap).toBe(6);
+      vi.useRealTimers();
+    }
   });
 
   it("counts the failed time missed when its window has passed, and still fires the next", async () => {
@@ -620,9 +648,9 @@ describe("cost", () => {
     const among = await fireReads(50);
     expect(alone).toHaveLength(3);
     expect(among).toHaveLength(3);
-    // By design a fire reads the schedule, its last run, the segment's wake-up, a counter shard and
-    // its own timer (whether a counter shard exists yet varies by one read): a bound that does not
-    // depend on how many schedules exist.
+    // By design a fire reads the schedule, its last run, the segment's wake-up, a counter shard,
+    // its own timer and its guard (whether a counter shard exists yet varies by one read): a bound
+    // that does not depend on how many schedules exist.
     for (const fire of [...alone, ...among]) {
       expect(fire.documentsRead).toBeLessThanOrEqual(FIRE_READS_BOUND);
       expect(fire.databaseQueries).toBeLessThanOrEqual(FIRE_READS_BOUND);
