@@ -73,6 +73,29 @@ describe("dedupe", () => {
     expect((await completions(t)).map((c) => c.context)).toEqual([{ n: 1 }, { n: 2 }]);
   });
 
+  it("replace gives the waiting job the new manualCompletion, and keeps its own when not given", async () => {
+    const t = setup();
+    const wait = { manualCompletion: { timeoutMs: 60_000 } };
+    // A job enqueued to end when its function returns, replaced by one that waits for the world.
+    const id = await enqueueDeduped(t, { key: "a", value: 1 }, { runAfter: 1000 });
+    await enqueueDeduped(t, { key: "a", value: 2 }, { onDuplicate: "replace", ...wait });
+    // And a waiting one, replaced by an enqueue that says nothing of it: it still waits.
+    const kept = await enqueueDeduped(t, { key: "b" }, { dedupeKey: "doc-2", ...wait });
+    await enqueueDeduped(t, { key: "b", value: 3 }, { dedupeKey: "doc-2", onDuplicate: "replace" });
+    await runUntil(t, async () => {
+      const [a, b] = [await callPool(t, "info", [id]), await callPool(t, "info", [kept])];
+      return a?.awaiting !== undefined && b?.awaiting !== undefined;
+    });
+    await runFor(t, 2000);
+    // Both functions returned long ago; both jobs wait for their completion.
+    expect(await completions(t)).toEqual([]);
+    expect((await callPool(t, "info", [id])).state).toBe("running");
+    const done = { kind: "success", returnValue: "world" };
+    expect(await callPool(t, "complete", [id, done])).toBe(true);
+    await runUntil(t, async () => (await completions(t)).length === 1);
+    expect((await completions(t))[0]).toMatchObject({ workId: id, result: done });
+  });
+
   it("replace moves large args into and out of a payload row", async () => {
     const t = setup();
     const big = "x".repeat(20_000);

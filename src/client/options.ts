@@ -90,7 +90,7 @@ export type EnqueueOptions<Context = unknown, ReturnValue = unknown> = {
    * enqueue with it creates nothing and returns that job's id. Not for batch methods. */
   dedupeKey?: string;
   /** With `dedupeKey`: "keep" (default) leaves the waiting job as it is; "replace" gives it the new
-   * args, and the new context, onComplete and due time when given. */
+   * args, and the new context, onComplete, manualCompletion and due time when given. */
   onDuplicate?: "keep" | "replace";
   /** Actions and mutations only (queries and executor tasks reject it): each attempt ends when the
    * app calls `pool.complete` for it, not when the function returns, and holds its pool slot (and

@@ -1,7 +1,7 @@
 /**
  * Dedupe (debounce): an enqueue with a `dedupeKey` whose job is still waiting for its first start
  * creates nothing and returns that job (with `onDuplicate: "replace"`, after giving it the new
- * args, and the new context, onComplete and due time when the enqueue gives them). Owns the
+ * args, and the new context, onComplete, manualCompletion and due time when the enqueue gives them). Owns the
  * `dedupe` table: one row per key (found by a hash of it), pointing at the key's latest job. A
  * duplicate must run the same function as the job it dedupes into. Only enqueue, retry and whoever
  * deletes finished jobs call this; the loop never reads or writes that table, so a dedupe lookup
@@ -87,8 +87,9 @@ export async function rememberDedupeKey(
 }
 
 /**
- * Gives a waiting job what a duplicate enqueue brought: its args always; its context, onComplete
- * and due time when given. A due time moves the job's pendingStart row to the target segment
+ * Gives a waiting job what a duplicate enqueue brought: its args always; its context, onComplete,
+ * manualCompletion (API-EXTENSIONS §11: the job has not started, so no attempt waits yet) and due
+ * time when given. A due time moves the job's pendingStart row to the target segment
  * (kick.ts) or later, with the target's wake-up unless the row already records one (for its old
  * segment, whose later enqueues rely on it; the new pass then runs unrecorded, and a later enqueue
  * into its segment schedules another, which is harmless). A keyed job that already waits in its
@@ -134,6 +135,7 @@ export async function replaceJob(
       context: large ? undefined : context,
       excludeKinds: onComplete.excludeKinds,
     },
+    ...(item.manualCompletion !== undefined ? { manualCompletion: item.manualCompletion } : {}),
     ...(start !== null ? { listAt: dueAt } : {}),
   });
   if (start !== null && target !== undefined) {

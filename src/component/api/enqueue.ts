@@ -65,7 +65,7 @@ export const vEnqueueItem = v.object({
    * nothing and returns that job (dedupe.ts). Not in batches. */
   dedupeKey: v.optional(v.string()),
   /** "keep" (the default): leave the waiting job as it is; "replace": give it the new args (and
-   * context, onComplete and due time when given). */
+   * context, onComplete, manualCompletion and due time when given). */
   onDuplicate: v.optional(v.union(v.literal("keep"), v.literal("replace"))),
   /** A task of the executor action `fnHandle` names (runners/executor.ts): its name there. */
   task: v.optional(v.string()),
