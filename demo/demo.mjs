@@ -124,6 +124,14 @@ const flags = {
     max: 59,
     help: "with --serve: a digest schedule every N virtual seconds, in the schedules panel (0: none)",
   },
+  "serve-import-rows": {
+    env: "DEMO_SERVE_IMPORT_ROWS",
+    def: "60",
+    int: true,
+    min: 0,
+    max: 1000,
+    help: "with --serve: an import of N rows as one group, its progress in the groups panel (0: none)",
+  },
   report: {
     env: "DEMO_REPORT",
     def: undefined, // chosen by the workload:

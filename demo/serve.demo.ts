@@ -25,6 +25,7 @@ import {
   readBounded,
   refuseForeign,
   type Refusal,
+  groupsAsked,
 } from "./serveGuard.js";
 
 const modules = import.meta.glob("../example/convex/**/*.ts");
@@ -55,6 +56,8 @@ const serveForS = envNumber("DEMO_SERVE_FOR", 0);
 const speed = envNumber("DEMO_SERVE_SPEED", 1);
 /** Virtual seconds between the demo's digests (a schedule, shown in the page's panel); 0: none. */
 const digestEveryS = envNumber("DEMO_SERVE_DIGEST_S", 10);
+/** Rows of the demo's import (one group, shown in the page's groups panel); 0: none. */
+const importRows = envNumber("DEMO_SERVE_IMPORT_ROWS", 60);
 const bundlePath = process.env.DEMO_SERVE_BUNDLE ?? "";
 /** demo.mjs creates this file to stop the server (on Ctrl-C or SIGTERM). */
 const stopFile = process.env.DEMO_SERVE_STOP ?? "";
@@ -140,6 +143,26 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
     });
   }
 
+  // An import of rows as one group (example/convex/imports.ts): the page's groups panel shows its
+  // progress, and its state turns "done" once the last row finished and its onComplete ran.
+  const groups: string[] = [];
+  if (importRows > 0) {
+    const rows = Array.from({ length: importRows }, (_, i) => ({
+      key: `article-${i}`,
+      // Every 20th row has no title: bad data, failed without retries.
+      title: i % 20 === 19 ? "" : `Article ${i}`,
+    }));
+    const importId = await t.mutation(api.imports.startImport, {
+      name: `articles import (${importRows} rows)`,
+      rows,
+      ms: durationMs,
+      failRate,
+      seed,
+    });
+    const progress = await t.query(api.imports.importProgress, { importId });
+    if (progress.status !== null) groups.push(progress.status.id);
+  }
+
   const state = async (query: URLSearchParams) => {
     const count = (name: string, def: number) =>
       Math.min(MAX_JOBS_SHOWN, Math.max(1, Number(query.get(name) ?? def) || def));
@@ -158,6 +181,14 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
       schedules: await admin.query(api.workpoolAdmin.schedules, {
         paginationOpts: { numItems: 10, cursor: null },
       }),
+      groups: await Promise.all(
+        groupsAsked(groups, query.get("groups")).map(async (id) => ({
+          id,
+          status: await admin.query(api.workpoolAdmin.group, { id }).catch((error: unknown) => ({
+            error: (error as { data?: { message?: string } }).data?.message ?? String(error),
+          })),
+        })),
+      ),
       virtualNow: Date.now(),
     };
   };
@@ -172,6 +203,7 @@ it.runIf(serving)("serves the live dashboard over the demo's workload", async ()
     pauseSchedule: api.workpoolAdmin.pauseSchedule,
     resumeSchedule: api.workpoolAdmin.resumeSchedule,
     runScheduleNow: api.workpoolAdmin.runScheduleNow,
+    cancelGroup: api.workpoolAdmin.cancelGroup,
   } as const;
 
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer) => {

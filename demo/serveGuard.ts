@@ -139,3 +139,21 @@ export function parseAction<Names extends string>(
 export function isRefusal(value: unknown): value is Refusal {
   return typeof value === "object" && value !== null && "status" in value && "error" in value;
 }
+
+/** The most groups the page may ask the state of beyond the demo's own: each is one query per
+ * poll, so the page cannot make a poll cost more than a few reads. */
+export const MAX_GROUPS_ASKED = 10;
+/** The longest group id taken from the page (a GroupId is about 32 characters). */
+const MAX_GROUP_ID_LENGTH = 64;
+
+/** The groups a state request reports: the demo's own, then those the page asks for in its
+ * `groups` parameter (comma-separated), each once, ids of a sane length only, at most
+ * MAX_GROUPS_ASKED of them. */
+export function groupsAsked(own: readonly string[], asked: string | null): string[] {
+  const extra = (asked ?? "")
+    .split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "" && id.length <= MAX_GROUP_ID_LENGTH)
+    .slice(0, MAX_GROUPS_ASKED);
+  return [...new Set([...own, ...extra])];
+}

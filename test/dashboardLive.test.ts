@@ -28,8 +28,9 @@ const DEMO_ARGS = [
   ...["--serve", "--serve-port", "0", "--serve-for", "120", "--serve-speed", "3"],
   ...["--jobs", String(JOBS), "--parallelism", "4", "--duration-ms", "300"],
   ...["--fail-rate", "0.5", "--keys", "4", "--seed", "3"],
-  // No digest schedule: its runs would move the totals this test follows to a fixed end.
-  ...["--serve-digest-s", "0"],
+  // No digest schedule and no import: their jobs would move the totals this test follows to a
+  // fixed end.
+  ...["--serve-digest-s", "0", "--serve-import-rows", "0"],
 ];
 /** How long a step of the page may take to show (real ms): the pool drains in seconds. */
 const WAIT_MS = 30_000;

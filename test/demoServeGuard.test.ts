@@ -7,7 +7,9 @@ import { Readable } from "node:stream";
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import {
+  groupsAsked,
   isRefusal,
+  MAX_GROUPS_ASKED,
   MAX_ACTION_BODY_BYTES,
   MAX_DISCARDED_BYTES,
   parseAction,
@@ -120,5 +122,15 @@ describe("parseAction", () => {
       const refused = parseAction(text, ACTIONS);
       expect(isRefusal(refused) && refused.status, text).toBe(400);
     }
+  });
+});
+
+describe("groupsAsked", () => {
+  it("reports the demo's own groups, then the page's, each once, bounded in number and length", () => {
+    expect(groupsAsked(["g0"], null)).toEqual(["g0"]);
+    expect(groupsAsked(["g0"], " g1 ,g0,,g2")).toEqual(["g0", "g1", "g2"]);
+    expect(groupsAsked([], "x".repeat(65))).toEqual([]);
+    const many = Array.from({ length: 50 }, (_, i) => `g${i + 1}`).join(",");
+    expect(groupsAsked(["g0"], many)).toHaveLength(1 + MAX_GROUPS_ASKED);
   });
 });

@@ -1,16 +1,19 @@
 // The live dashboard's page (`npm run demo -- --serve`): the views of convex-workpool/react
 // (src/react/views.tsx), fed by polling the demo's server (serve.demo.ts) instead of convex/react:
-// GET /api/state for the admin overview, the running and failed jobs and the schedules, POST
+// GET /api/state for the admin overview, the running and failed jobs, the schedules and the groups
+// watched (the demo's import, and any id typed into the groups panel), POST
 // /api/action for the admin API's mutations. Bundled by demo.mjs with esbuild; loads nothing but its own origin.
 import { useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import type {
   AdminOverview,
+  GroupStatus,
   ListedWorkInfo,
   ScheduleInfo,
   WorkId,
 } from "../../src/client/index.js";
 import type { ScheduleActions } from "../../src/react/SchedulesView.js";
+import type { GroupActions } from "../../src/react/GroupsView.js";
 import { DashboardView, type DashboardActions, type JobsPage } from "../../src/react/views.js";
 
 /** How often the page asks for the pool's state (real ms). */
@@ -24,6 +27,8 @@ type State = {
   running: Page;
   failed: Page;
   schedules: { page: ScheduleInfo[]; isDone: boolean };
+  /** The demo's own group first, then those the page asked for; an error as its message. */
+  groups: Array<{ id: string; status: GroupStatus | null | { error: string } }>;
 };
 
 async function post(name: string, args: object): Promise<unknown> {
@@ -52,6 +57,8 @@ const scheduleActions: ScheduleActions = {
   runScheduleNow: (name) => post("runScheduleNow", { name }),
 };
 
+const groupActions: GroupActions = { cancelGroup: (id) => post("cancelGroup", { id }) };
+
 function LiveDemoDashboard() {
   const [state, setState] = useState<State | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -59,6 +66,9 @@ function LiveDemoDashboard() {
   const [failed, setFailed] = useState(FIRST_JOBS);
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
   const cursor = cursors[cursors.length - 1];
+  // Groups typed into the panel (the demo's own come with every state) and those dropped.
+  const [asked, setAsked] = useState<string[]>([]);
+  const [dropped, setDropped] = useState<string[]>([]);
   useEffect(() => {
     let stopped = false;
     const poll = async () => {
@@ -68,6 +78,7 @@ function LiveDemoDashboard() {
           failed: String(failed),
           keys: String(KEYS_PER_PAGE),
           ...(cursor === null ? {} : { keysCursor: cursor }),
+          ...(asked.length === 0 ? {} : { groups: asked.join(",") }),
         });
         const response = await fetch(`/api/state?${query}`);
         if (!stopped) setState((await response.json()) as State);
@@ -82,7 +93,7 @@ function LiveDemoDashboard() {
       stopped = true;
       clearInterval(timer);
     };
-  }, [running, failed, cursor]);
+  }, [running, failed, cursor, asked]);
   const page = (p: Page | undefined, more: (n: number) => void): JobsPage => ({
     results: p?.page ?? [],
     status: p === undefined ? "LoadingFirstPage" : p.isDone ? "Exhausted" : "CanLoadMore",
@@ -110,6 +121,23 @@ function LiveDemoDashboard() {
           loadMore: () => {},
         }}
         scheduleActions={scheduleActions}
+        groups={{
+          watched: (state?.groups ?? [])
+            .filter((group) => !dropped.includes(group.id))
+            .map(({ id, status }) => ({
+              id,
+              status: status !== null && "error" in status ? new Error(status.error) : status,
+            })),
+          watch: (id) => {
+            setDropped((list) => list.filter((other) => other !== id));
+            setAsked((list) => (list.includes(id) ? list : [...list, id]));
+          },
+          unwatch: (id) => {
+            setAsked((list) => list.filter((other) => other !== id));
+            setDropped((list) => [...list, id]);
+          },
+        }}
+        groupActions={groupActions}
       />
     </>
   );

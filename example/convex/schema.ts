@@ -73,4 +73,18 @@ export default defineSchema({
     /** The provider's id for the message, once it accepted it. */
     messageId: v.optional(v.string()),
   }),
+  /** An import of many rows (imports.ts): one emailPool group, whose onComplete fills `finished`. */
+  imports: defineTable({
+    name: v.string(),
+    startedAt: v.number(),
+    /** The import's group (a GroupId), set in the transaction that inserts the row. */
+    groupId: v.optional(v.string()),
+    /** Set once, by the group's onComplete, with its counts. */
+    finished: v.optional(
+      v.object({
+        counts: v.object({ succeeded: v.number(), failed: v.number(), canceled: v.number() }),
+        at: v.number(),
+      }),
+    ),
+  }),
 });

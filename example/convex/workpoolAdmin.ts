@@ -24,6 +24,8 @@ export const {
   pauseSchedule,
   resumeSchedule,
   runScheduleNow,
+  group,
+  cancelGroup,
 } = emailPool.adminApi<DataModel>({
   authorize: async (ctx, { operation }) => await mayOperate(ctx, accessOf(operation)),
 });

@@ -15,6 +15,7 @@ import type {
 } from "convex/server";
 import type {
   AdminOverview,
+  GroupStatus,
   ListArgs,
   ListedWorkInfo,
   ScheduleInfo,
@@ -22,6 +23,7 @@ import type {
   WorkInfo,
 } from "../client/index.js";
 import type { ScheduleActions, SchedulesPage } from "./SchedulesView.js";
+import type { GroupActions, GroupsPanel } from "./GroupsView.js";
 import { isUnauthorizedError } from "../component/model/errors.js";
 import {
   DashboardView,
@@ -63,6 +65,10 @@ export type WorkpoolAdminApi = {
   pauseSchedule?: Mutation<{ name: string }, boolean>;
   resumeSchedule?: Mutation<{ name: string }, boolean>;
   runScheduleNow?: Mutation<{ name: string }, WorkId | null>;
+  /** The group functions (`pool.adminApi` returns them; without `group` the dashboard has no
+   * groups panel, and without `cancelGroup` the panel shows progress only). */
+  group?: Query<{ id: string }, GroupStatus | null>;
+  cancelGroup?: Mutation<{ id: string }, null>;
 };
 
 /** Keys a page, and jobs before "Load more", unless told. */
@@ -73,6 +79,9 @@ export type DashboardOptions = {
   keysPerPage?: number;
   /** Running and failed jobs shown before "Load more" (default 20). */
   jobsPerPage?: number;
+  /** Group ids whose progress the groups panel shows from the start (e.g. the import a page is
+   * about); the operator can watch more by id. */
+  groups?: string[];
 };
 
 /** The dashboard's data and actions, live from the admin API. Throws (into the nearest error
@@ -84,7 +93,7 @@ export function useWorkpoolDashboard(
 ): Omit<DashboardViewProps, "title" | "theme"> {
   const { overview, refused, keysPaging } = useOverview(api, options.keysPerPage);
   if (refused) throw refused;
-  return { overview, keysPaging, ...useJobsAndActions(api, options.jobsPerPage) };
+  return { overview, keysPaging, ...useJobsAndActions(api, options) };
 }
 
 /** The admin `overview`, live, a page of keys at a time. A refusal (`workpool/Unauthorized`) is
@@ -106,15 +115,53 @@ export function useOverview(
   return { overview: value, refused, keysPaging: keys.paging(value?.keys) };
 }
 
-/** Running and failed jobs, page by page, and the actions. */
-function useJobsAndActions(api: WorkpoolAdminApi, jobsPerPage = DEFAULT_PAGE) {
+/** Running and failed jobs, page by page, the schedules, the groups watched, and the actions. */
+function useJobsAndActions(api: WorkpoolAdminApi, options: DashboardOptions) {
+  const jobsPerPage = options.jobsPerPage ?? DEFAULT_PAGE;
   return {
     running: useJobs(api, { state: "running" }, jobsPerPage),
     failed: useJobs(api, { outcome: "failed" }, jobsPerPage),
     actions: useDashboardActions(api),
     schedules: useSchedules(api, jobsPerPage),
     scheduleActions: useScheduleActions(api),
+    groups: useGroups(api, options.groups),
+    groupActions: useGroupActions(api),
   };
+}
+
+/** The groups the operator watches (starting with `initial`), each one's status live from the
+ * admin `group` query (one subscription per group: a constant number of reads each, however large
+ * the group); undefined when the app's admin API exports no `group`. */
+export function useGroups(
+  api: Pick<WorkpoolAdminApi, "group">,
+  initial: string[] = [],
+): GroupsPanel | undefined {
+  const [ids, setIds] = useState<string[]>(() => [...new Set(initial)]);
+  const queries: Record<
+    string,
+    { query: NonNullable<WorkpoolAdminApi["group"]>; args: { id: string } }
+  > = {};
+  if (api.group) for (const id of ids) queries[id] = { query: api.group, args: { id } };
+  const results = useQueries(queries);
+  if (!api.group) return undefined;
+  return {
+    watched: ids.map((id) => ({
+      id,
+      status: results[id] as GroupStatus | null | undefined | Error,
+    })),
+    watch: (id) => setIds((list) => (list.includes(id) ? list : [...list, id])),
+    unwatch: (id) => setIds((list) => list.filter((other) => other !== id)),
+  };
+}
+
+/** The admin API's `cancelGroup`, as the groups panel calls it; undefined when not exported. */
+export function useGroupActions(
+  api: Pick<WorkpoolAdminApi, "cancelGroup">,
+): GroupActions | undefined {
+  const convex = useConvex();
+  const { cancelGroup } = api;
+  if (!cancelGroup) return undefined;
+  return { cancelGroup: (id) => convex.mutation(cancelGroup, { id }) };
 }
 
 /** A stand-in reference for a query that is skipped (never subscribed to). */
@@ -228,7 +275,7 @@ function LiveJobs(
     keysPaging: KeysPaging;
   } & DashboardOptions,
 ) {
-  const rest = useJobsAndActions(props.api, props.jobsPerPage);
+  const rest = useJobsAndActions(props.api, props);
   return (
     <DashboardView
       {...rest}

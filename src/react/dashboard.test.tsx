@@ -9,7 +9,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { ConvexError } from "convex/values";
 import { ConvexProvider, type ConvexReactClient } from "convex/react";
 import { getFunctionName, type FunctionReference } from "convex/server";
-import type { AdminOverview, ListedWorkInfo, WorkId } from "../client/index.js";
+import type { AdminOverview, GroupStatus, ListedWorkInfo, WorkId } from "../client/index.js";
 import { api } from "../../test/app/_generated/api.js";
 import {
   DashboardView,
@@ -18,8 +18,15 @@ import {
   formatDuration,
   useDashboardActions,
   useScheduleActions,
+  useGroupActions,
   SchedulesView,
+  GroupsView,
+  finishedPercent,
+  groupStateText,
   type DashboardActions,
+  type GroupActions,
+  type GroupsPanel,
+  type WatchedGroup,
   type ScheduleActions,
   type JobsPage,
   type WorkpoolAdminApi,
@@ -499,5 +506,126 @@ describe("the schedules panel", () => {
       { name: "admin:runScheduleNow", args: { name: "nightly" } },
     ]);
     expect(without).toBeUndefined();
+  });
+});
+
+describe("the groups panel", () => {
+  const importing: GroupStatus = {
+    id: "g1",
+    name: "articles import",
+    closed: true,
+    done: false,
+    total: 10_000,
+    pending: 5_500,
+    running: 10,
+    succeeded: 4_400,
+    failed: 80,
+    canceled: 10,
+    createdAt: Date.UTC(2026, 0, 1, 9, 0, 0),
+  };
+  const finished: GroupStatus = {
+    ...importing,
+    id: "g2",
+    name: "campaign",
+    done: true,
+    pending: 0,
+    running: 0,
+    succeeded: 9_900,
+    failed: 90,
+    canceled: 10,
+    finishedAt: Date.UTC(2026, 0, 1, 9, 30, 5),
+  };
+  const panel = (watched: WatchedGroup[]): GroupsPanel => ({
+    watched,
+    watch: () => {},
+    unwatch: () => {},
+  });
+  const rowOf = (html: string, id: string) =>
+    html.slice(html.indexOf(`data-group="${id}"`), html.indexOf("</tr>", html.indexOf(id)));
+
+  it("shows each watched group's counts, finished share and state; cancel only while unfinished", () => {
+    const html = renderToStaticMarkup(
+      <GroupsView
+        panel={panel([
+          { id: "g1", status: importing },
+          { id: "g2", status: finished },
+          { id: "g3", status: null },
+          { id: "g4", status: undefined },
+        ])}
+        act={() => {}}
+        actions={{ cancelGroup: async () => null }}
+      />,
+    );
+    expect(figures(rowOf(html, "g1"))).toMatchObject({
+      "group.total": "10,000",
+      "group.pending": "5,500",
+      "group.running": "10",
+      "group.succeeded": "4,400",
+      "group.failed": "80",
+      "group.canceled": "10",
+      "group.state": "closed, running",
+    });
+    expect(rowOf(html, "g1")).toContain('value="44"'); // 4,490 of 10,000 finished
+    expect(rowOf(html, "g1")).toContain('data-action="cancel-group"');
+    expect(figures(rowOf(html, "g2"))["group.state"]).toBe("done 09:30:05");
+    expect(rowOf(html, "g2")).not.toContain('data-action="cancel-group"');
+    expect(rowOf(html, "g3")).toContain("unknown to the pool, or expired");
+    expect(rowOf(html, "g4")).toContain("Loading…");
+    expect(finishedPercent({ ...importing, total: 0 })).toBe(100);
+    expect(groupStateText({ ...importing, closed: false })).toBe("open");
+  });
+
+  it("subscribes to the admin group query for each group given, and is left out without it", () => {
+    const { client, queries } = stubClient({
+      "admin:overview": () => overview(),
+      "admin:jobs": () => ({ page: [], isDone: true, continueCursor: "end" }),
+      "admin:group": (args) => (args.id === "g1" ? importing : null),
+    });
+    const render = (api: WorkpoolAdminApi) =>
+      renderToStaticMarkup(
+        <ConvexProvider client={client}>
+          <WorkpoolDashboard api={api} groups={["g1", "g1", "nope"]} />
+        </ConvexProvider>,
+      );
+    const html = render(adminApi);
+    expect(html).toContain("Groups");
+    expect(figures(rowOf(html, "g1"))["group.succeeded"]).toBe("4,400");
+    expect(rowOf(html, "nope")).toContain("unknown to the pool");
+    expect(queries.filter((q) => q.name === "admin:group").map((q) => q.args)).toEqual([
+      { id: "g1" },
+      { id: "nope" },
+    ]);
+    const asked = queries.length;
+    const { overview: o, jobs, job, retry, cancel, pause, resume } = adminApi;
+    const { setKeyParallelism, setMaxParallelism } = adminApi;
+    const without = render({
+      overview: o,
+      jobs,
+      job,
+      retry,
+      cancel,
+      pause,
+      resume,
+      setKeyParallelism,
+      setMaxParallelism,
+    });
+    expect(without).not.toContain("Groups");
+    expect(queries.slice(asked).map((q) => q.name)).not.toContain("admin:group");
+  });
+
+  it("sends cancel group as the admin API's cancelGroup", async () => {
+    const { client, mutations } = stubClient({});
+    let actions: GroupActions | undefined;
+    function Capture() {
+      actions = useGroupActions(adminApi);
+      return null;
+    }
+    renderToStaticMarkup(
+      <ConvexProvider client={client}>
+        <Capture />
+      </ConvexProvider>,
+    );
+    await actions!.cancelGroup("g1");
+    expect(mutations).toEqual([{ name: "admin:cancelGroup", args: { id: "g1" } }]);
   });
 });

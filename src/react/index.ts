@@ -9,6 +9,8 @@ export {
   RefusalBoundary,
   WorkpoolDashboard,
   useDashboardActions,
+  useGroupActions,
+  useGroups,
   useJobs,
   useOverview,
   useScheduleActions,
@@ -38,5 +40,13 @@ export {
   type ScheduleActions,
   type SchedulesPage,
 } from "./SchedulesView.js";
+export {
+  GroupsView,
+  finishedPercent,
+  groupStateText,
+  type GroupActions,
+  type GroupsPanel,
+  type WatchedGroup,
+} from "./GroupsView.js";
 export { formatCount, formatDuration, formatTime } from "./format.js";
 export { DASHBOARD_CSS } from "./styles.js";

@@ -1,6 +1,7 @@
 /**
  * The dashboard's views: what an operator sees of a pool (totals, the last minute's throughput, the
- * oldest pending age, running and failed jobs, keys, the pool's pause and maxParallelism), drawn
+ * oldest pending age, running and failed jobs, keys, the pool's pause and maxParallelism; the
+ * schedules and groups panels are SchedulesView.tsx and GroupsView.tsx), drawn
  * from data and callbacks passed in. They never fetch, subscribe or hold the pool's data: the
  * wiring (WorkpoolDashboard.tsx on `convex/react`, or the demo's local source) does, so the same
  * views render anywhere. Local state is only what a form holds while it is typed.
@@ -16,6 +17,7 @@ import type {
 import { formatCount, formatDuration, formatTime } from "./format.js";
 import { DASHBOARD_CSS } from "./styles.js";
 import { SchedulesView, type ScheduleActions, type SchedulesPage } from "./SchedulesView.js";
+import { GroupsView, type GroupActions, type GroupsPanel } from "./GroupsView.js";
 
 /** A list of jobs page by page, in the shape `usePaginatedQuery` returns. */
 export type JobsPage = {
@@ -58,6 +60,10 @@ export type DashboardViewProps = {
   /** The pool's schedules and their actions; the panel is left out without them. */
   schedules?: SchedulesPage;
   scheduleActions?: ScheduleActions;
+  /** The groups watched and their progress; the panel is left out without them. */
+  groups?: GroupsPanel;
+  /** Cancel a group; without it the panel shows progress only. */
+  groupActions?: GroupActions;
 };
 
 /** How many more jobs "Load more" asks for. */
@@ -104,6 +110,12 @@ export function DashboardView(props: DashboardViewProps) {
             <>
               <h3>Schedules</h3>
               <SchedulesView page={props.schedules} act={act} actions={props.scheduleActions} />
+            </>
+          )}
+          {props.groups && (
+            <>
+              <h3>Groups</h3>
+              <GroupsView panel={props.groups} act={act} actions={props.groupActions} />
             </>
           )}
         </>

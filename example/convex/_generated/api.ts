@@ -14,6 +14,7 @@ import type * as deliveries from "../deliveries.js";
 import type * as digests from "../digests.js";
 import type * as emails from "../emails.js";
 import type * as http from "../http.js";
+import type * as imports from "../imports.js";
 import type * as jobs from "../jobs.js";
 import type * as llm from "../llm.js";
 import type * as operators from "../operators.js";
@@ -37,6 +38,7 @@ const fullApi: ApiFromModules<{
   digests: typeof digests;
   emails: typeof emails;
   http: typeof http;
+  imports: typeof imports;
   jobs: typeof jobs;
   llm: typeof llm;
   operators: typeof operators;
