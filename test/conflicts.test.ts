@@ -6,7 +6,7 @@
  * under a steady stream; everything runs to completion before the recording stops.
  */
 import { anyApi } from "convex/server";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   between,
   potentialConflicts,
@@ -164,16 +164,28 @@ function summary(txs: Transaction[], windowMs: number) {
 }
 
 /** Enqueues `jobs` jobs of 50 ms, one app mutation every 20 ms, then lets all of them finish;
- * returns the transactions recorded meanwhile. */
-async function stream(jobs: number, options: (i: number) => object, poolOptions: object) {
+ * returns the transactions recorded meanwhile. With `group`, one group is created first (outside
+ * the recording) and every job joins it. */
+async function stream(
+  jobs: number,
+  options: (i: number) => object,
+  poolOptions: object,
+  { group = false } = {},
+) {
   const t = setup();
   // Warm up: the first use of each module is real I/O (see CONVEX-TEST-NOTES.md).
   await enqueue(t, "action", [{ key: "warm", ms: 10 }], { poolOptions });
   await runFor(t, 1000);
+  const joined = group
+    ? { group: await t.mutation(anyApi.pool.callClient, { method: "createGroup", args: [] }) }
+    : {};
   startRecording();
   try {
     for (let i = 0; i < jobs; i++) {
-      await enqueue(t, "action", [{ key: `j${i}`, ms: 50 }], { options: options(i), poolOptions });
+      await enqueue(t, "action", [{ key: `j${i}`, ms: 50 }], {
+        options: { ...options(i), ...joined },
+        poolOptions,
+      });
       await runFor(t, 20);
     }
     await runFor(t, 2000);
@@ -266,6 +278,74 @@ describe("our pool: enqueues into one key", () => {
       );
     // One shared ledger row per key made every overlapping pair of them conflict.
     expect(through("keyLedger")).toBeLessThanOrEqual(through("enqueueCounts"));
+  });
+});
+
+/** `body` with Math.random drawing from a fixed sequence (mulberry32 of `seed`): the counter
+ * shards enqueues pick (client and component) are then the same from run to run. */
+async function withSeededRandom<R>(seed: number, body: () => Promise<R>): Promise<R> {
+  let state = seed >>> 0;
+  const spy = vi.spyOn(Math, "random").mockImplementation(() => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 15), z | 1);
+    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
+  });
+  try {
+    return await body();
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+/** Conflicting pairs among enqueues at `windowMs`, and those with a collision on `table`. */
+function enqueueConflicts(txs: Transaction[], windowMs: number) {
+  const pairs = potentialConflicts(txs, windowMs).filter((p) => isEnqueue(p.a) && isEnqueue(p.b));
+  const through = (table: string) =>
+    pairs.reduce(
+      (n, p) =>
+        n + p.causes.filter((c) => c.cause.includes(`:${table}`)).reduce((m, c) => m + c.pairs, 0),
+      0,
+    );
+  return {
+    overlapping: pairs.reduce((n, p) => n + p.overlapping, 0),
+    conflicts: pairs.reduce((n, p) => n + p.conflicts, 0),
+    through,
+  };
+}
+
+describe("our pool: enqueues into one group (API-EXTENSIONS §12)", () => {
+  // 30 enqueues, one app mutation every 20 ms, at W = 100 ms (about four overlapping neighbours
+  // each): the same stream of plain jobs and of jobs joining one open group, with the same
+  // counter-shard draws. A group row every enqueue wrote would make every overlapping pair
+  // conflict; the group's ledger is sharded as `enqueueCounts` is, by the same draw.
+  const GROUP_JOBS = 30;
+
+  it("conflict exactly as often as plain enqueues, and no more with the loop", async () => {
+    const plain = await withSeededRandom(7, () => stream(GROUP_JOBS, () => ({}), poolOptions));
+    const grouped = await withSeededRandom(7, () =>
+      stream(GROUP_JOBS, () => ({}), poolOptions, { group: true }),
+    );
+    const [p, g] = [enqueueConflicts(plain, SEGMENT_MS), enqueueConflicts(grouped, SEGMENT_MS)];
+    expect(g.overlapping).toBeGreaterThan(2 * GROUP_JOBS);
+    expect(g.overlapping).toBe(p.overlapping);
+    // The same pairs conflict, over the shard they share; the group's ledger row adds no pair.
+    expect(g.conflicts).toBe(p.conflicts);
+    expect(g.through("groupLedger")).toBeLessThanOrEqual(g.through("enqueueCounts"));
+    expect(g.through("groups")).toBe(0);
+    // Against the loop: nothing new (the loop counts a group's jobs in `groupState`, which no
+    // enqueue reads or writes).
+    expectNoConflictWithTheLoop(grouped);
+    expect(summary(grouped, SEGMENT_MS).enqueueLoop.conflicts).toBe(
+      summary(plain, SEGMENT_MS).enqueueLoop.conflicts,
+    );
+    // For docs/PERFORMANCE.md.
+    console.log(
+      `enqueue pairs at W = ${SEGMENT_MS} ms: plain ${p.conflicts} of ${p.overlapping} conflict, ` +
+        `one group ${g.conflicts} of ${g.overlapping} (groupLedger ${g.through("groupLedger")}, ` +
+        `enqueueCounts ${g.through("enqueueCounts")})`,
+    );
   });
 });
 

@@ -9,6 +9,11 @@ import { describe, expect, it } from "vitest";
 import { ENQUEUE_COUNT_SHARDS } from "../src/component/api/enqueue.js";
 import { GROUP_STATUS_TTL_MS } from "../src/component/mainLoop/groups.js";
 import {
+  installInstrumentation,
+  onTopLevelTransaction,
+  type TransactionTotal,
+} from "../bench/instrument.js";
+import {
   completions,
   enqueue,
   inComponent,
@@ -149,6 +154,45 @@ describe("groups", () => {
     expect(ledger.length).toBeLessThanOrEqual(ENQUEUE_COUNT_SHARDS);
     expect(ledger.length).toBeGreaterThan(1);
     expect((await groupStatus(t, group)).total).toBe(40);
+  });
+
+  it("reads as much for the status of a group of thousands as for one of 10 jobs", async () => {
+    // GROUP_STATUS_JOBS=100000 gives the figure in docs/PERFORMANCE.md (about a minute here).
+    const large = Number(process.env.GROUP_STATUS_JOBS ?? 2000);
+    const statusReads = async (jobs: number) => {
+      const t = setup();
+      const group = await createGroup(t);
+      // One job runs to its end (the loop's counts row exists), the rest wait an hour, enqueued
+      // in batches of up to 1,000 from transactions of their own (spread over the shards).
+      await enqueue(t, "mutation", [{ key: "first" }], { options: { group } });
+      await runUntil(t, async () => (await groupStatus(t, group)).succeeded === 1);
+      for (let from = 1; from < jobs; from += 1000) {
+        const args = Array.from({ length: Math.min(1000, jobs - from) }, (_, i) => ({
+          key: `j${from + i}`,
+        }));
+        await enqueue(t, "action", args, { batch: true, options: { group, runAfter: 3_600_000 } });
+      }
+      installInstrumentation();
+      const seen: TransactionTotal[] = [];
+      const stop = onTopLevelTransaction((_, total) => seen.push(total));
+      const status = await groupStatus(t, group);
+      stop();
+      expect(status).toMatchObject({ total: jobs, succeeded: 1, pending: jobs - 1 });
+      expect(seen).toHaveLength(1);
+      return seen[0];
+    };
+    const small = await statusReads(10);
+    const big = await statusReads(large);
+    // The group's row, its ledger (one row per shard used: at most ENQUEUE_COUNT_SHARDS) and the
+    // loop's counts row: three index ranges whatever the size.
+    for (const reads of [small, big]) {
+      expect(reads.databaseQueries).toBe(3);
+      expect(reads.documentsRead).toBeLessThanOrEqual(2 + ENQUEUE_COUNT_SHARDS);
+    }
+    // For docs/PERFORMANCE.md.
+    console.log(
+      `groupStatus reads: 10 jobs ${JSON.stringify(small)}; ${large} jobs ${JSON.stringify(big)}`,
+    );
   });
 });
 
