@@ -181,7 +181,7 @@ const CHUNK = 100;
 let warmedUp = false;
 
 /** Loads every module once: convex-test imports lazily, which is real I/O the fake clock does not wait for. */
-async function warmUp() {
+export async function warmUp() {
   if (warmedUp) return;
   const all = {
     ...appModules,

@@ -15,6 +15,8 @@ import {
   SUMMARY_PATH,
 } from "./report/document.js";
 import { anchorOf } from "./report/format.js";
+import { SCHEDULES_HEADING, scheduleLine } from "./report/schedules.js";
+import type { ScheduleBenchResult } from "./schedules.js";
 import { failingRun, fixtureRun } from "./reportFixture.js";
 
 describe("bench report of a fixture run", () => {
@@ -57,5 +59,44 @@ describe("bench report of a run that failed its checks", () => {
     const [summary, detail] = renderDocuments(failingRun());
     expect(summary.text).toMatchSnapshot();
     expect(detail.text).toMatchSnapshot();
+  });
+});
+
+describe("bench report of scenario 10 (schedules)", () => {
+  const sums = (transactions: number, read: number, written: number, maxRead: number) => ({
+    transactions,
+    documentsRead: transactions * read,
+    documentsWritten: transactions * written,
+    databaseQueries: transactions * read,
+    maxDocumentsRead: maxRead,
+    maxDatabaseQueries: maxRead,
+  });
+  const schedules: ScheduleBenchResult = {
+    config: {
+      firing: 100,
+      everyMs: 60_000,
+      durationMs: 3_600_000,
+      idle: 10_000,
+      idleWindowMs: 600_000,
+    },
+    firing: {
+      times: 6000,
+      enqueued: 6000,
+      fires: sums(6000, 7, 4, 9),
+      pool: sums(15_600, 7, 4, 29),
+    },
+    idle: { createSeconds: 120, window: sums(0, 0, 0, 0), probeFires: sums(3, 7, 4, 7) },
+    wallSeconds: 600,
+  };
+
+  it("renders its section only for a run that has it, linked from the summary", () => {
+    const without = renderDocuments(fixtureRun());
+    expect(without[1].text).not.toContain(SCHEDULES_HEADING);
+    const [summary, detail] = renderDocuments({ ...fixtureRun(), schedules });
+    expect(detail.text).toContain(`## ${SCHEDULES_HEADING}`);
+    expect(summary.text).toContain(`#${anchorOf(SCHEDULES_HEADING)})`);
+    expect(detail.text).toContain("| the fire (`schedules:fire`) | 6,000 | 1.00 | 7.00 | 9 |");
+    expect(detail.text).toContain("**0 transactions**");
+    expect(scheduleLine(schedules)).toContain("6,000 firings, 2.60 pool transactions each");
   });
 });

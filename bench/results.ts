@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, arch, release, totalmem, type } from "node:os";
 import { dirname } from "node:path";
 import type { Result, Scenario } from "./harness.js";
+import type { ScheduleBenchResult } from "./schedules.js";
 
 /** One side's measurements of one scenario: a harness result without its backend. */
 export type Measured = Omit<Result, "backend">;
@@ -44,7 +45,8 @@ export type RunMeta = {
   }>;
 };
 
-export type BenchRun = { meta: RunMeta; scenarios: ScenarioRun[] };
+/** `schedules`: scenario 10's result (bench/schedules.ts), when the run had it. */
+export type BenchRun = { meta: RunMeta; scenarios: ScenarioRun[]; schedules?: ScheduleBenchResult };
 
 /** Where `npm run bench` saves its run. */
 export const RUN_JSON = "bench-out/latest.json";
@@ -156,5 +158,11 @@ export function mergeRuns(runs: BenchRun[]): BenchRun {
     also.push({ command, commit, date, wallSeconds, ids: added.map((s) => s.scenario.id) });
   }
   scenarios.sort((a, b) => compareScenarioIds(a.scenario.id, b.scenario.id));
-  return { meta: { ...first.meta, ...(also.length ? { also } : {}) }, scenarios };
+  // Scenario 10 from the first run that has it.
+  const schedules = runs.find((run) => run.schedules !== undefined)?.schedules;
+  return {
+    meta: { ...first.meta, ...(also.length ? { also } : {}) },
+    scenarios,
+    ...(schedules !== undefined ? { schedules } : {}),
+  };
 }

@@ -13,7 +13,8 @@
  * potential OCC conflicts between them (bench/conflicts.ts). Scenarios 9a to 9c (executors: 9a on
  * both sides, 9b and 9c on ours only) run under a simulated limit of 16 actions at once
  * (bench/actionSlots.ts); `BENCH_ONLY=9` runs all three (an id no scenario has selects those it
- * numbers).
+ * numbers). Scenario 10 (schedules' cost, ours only: bench/schedules.ts) is no harness scenario:
+ * `BENCH_ONLY=10 BENCH_SIDES=ours` runs it alone.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -32,6 +33,12 @@ import {
 } from "./harness.js";
 import { progressLine, renderConsole, renderDocuments, SUMMARY_PATH } from "./report/document.js";
 import { lagStats } from "./report/figures.js";
+import { scheduleLine } from "./report/schedules.js";
+import {
+  runScheduleBench,
+  type ScheduleBenchConfig,
+  type ScheduleBenchResult,
+} from "./schedules.js";
 import {
   loadRun,
   measured,
@@ -70,6 +77,16 @@ const executorJobs = envInt("BENCH_EXECUTOR_JOBS", 10_000);
 const executorSingleJobs = envInt("BENCH_EXECUTOR_SINGLE_JOBS", 10_000);
 /** The 50,000-job backlog is opt-in: see docs/BENCHMARKS.md for how long it takes. */
 const large = process.env.BENCH_LARGE === "1";
+/** Scenario 10 (bench/schedules.ts): schedules firing every minute for an hour, and idle ones. Not
+ * 10,000 firing: an hour of them is 600,000 fires and as many runs, about 2.4 million
+ * transactions, over an hour of wall time on convex-test; 100 give the same per-firing figures. */
+const scheduleBench: ScheduleBenchConfig = {
+  firing: envInt("BENCH_SCHEDULES_FIRING", 100),
+  everyMs: 60_000,
+  durationMs: envInt("BENCH_SCHEDULES_MS", 60 * 60_000),
+  idle: envInt("BENCH_SCHEDULES_IDLE", 10_000),
+  idleWindowMs: 10 * 60_000,
+};
 
 const SHORT_MS = 10;
 const retry = { maxAttempts: 5, initialBackoffMs: 250, base: 2 };
@@ -454,6 +471,7 @@ if (fromJson) {
   const benchStart = performance.now();
   const commit = sourceCommit();
 
+  let schedules: ScheduleBenchResult | undefined;
   describe("bench", () => {
     for (const sc of selected) {
       for (const side of sides.filter((s) => sc.sides?.includes(s) ?? true)) {
@@ -537,14 +555,35 @@ if (fromJson) {
         );
       }
     }
+    if (isSelected("10") && sides.includes("ours")) {
+      it(
+        `10 ours: ${scheduleBench.firing} schedules every minute for ${scheduleBench.durationMs / 60_000} min, and ${scheduleBench.idle} idle ones`,
+        async () => {
+          schedules = await runScheduleBench(scheduleBench);
+          out(scheduleLine(schedules));
+          const { firing, idle } = schedules;
+          expect(firing.enqueued, "a run for every time (no overlap: each run ends at once)").toBe(
+            firing.times,
+          );
+          expect(firing.fires.transactions, "one fire per time").toBe(firing.times);
+          expect(idle.window.transactions, "pool transactions between times").toBe(0);
+          expect(
+            idle.probeFires.maxDocumentsRead,
+            "a fire's reads among the idle schedules, against the firing run's largest",
+          ).toBeLessThanOrEqual(firing.fires.maxDocumentsRead);
+        },
+        60 * 60_000,
+      );
+    }
   });
 
   afterAll(() => {
-    if (runs.size === 0) return;
+    if (runs.size === 0 && schedules === undefined) return;
     const run: BenchRun = {
       meta: runMeta((performance.now() - benchStart) / 1000, STEP_MS, SETTLE_MS, commit),
       // In SCENARIOS order, whatever order the runs finished in.
       scenarios: SCENARIOS.flatMap((sc) => runs.get(sc.id) ?? []),
+      ...(schedules !== undefined ? { schedules } : {}),
     };
     saveRun(RUN_JSON, run);
     publish(run);

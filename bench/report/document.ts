@@ -24,6 +24,7 @@ import { glanceKey, glanceTable } from "./headline.js";
 import { KEYS_HEADING, keysGlance, keysSection } from "./keys.js";
 import { compared, howMeasured, notShown, rerunning, runLine } from "./method.js";
 import { SCALE_HEADING, scaleSection } from "./scale.js";
+import { SCHEDULES_HEADING, schedulesSection } from "./schedules.js";
 import { breakdown, scenarioTable } from "./tables.js";
 
 /** Where `npm run bench` writes the summary and the detail, from the repository's root. */
@@ -87,6 +88,7 @@ function detailSections(run: BenchRun) {
     { heading: FEATURES_HEADING, text: featuresSection(run, 2) },
     { heading: EXECUTORS_HEADING, text: executorsSection(run, 2) },
     { heading: CONFLICTS_HEADING, text: conflictsSection(run, 2) },
+    { heading: SCHEDULES_HEADING, text: schedulesSection(run, 2) },
     { heading: WHERE_HEADING, text: whereItGoes(run) },
   ];
 }
@@ -166,7 +168,7 @@ export function renderDocuments(run: BenchRun): Array<{ path: string; text: stri
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
   const where = `"${WHERE_HEADING}" in ${DETAIL_PATH}`;
-  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${conflictsSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${conflictsSection(run, 2)}${schedulesSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */

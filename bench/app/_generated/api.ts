@@ -8,6 +8,7 @@ import type * as calibrate from "../calibrate.js";
 import type * as jobs from "../jobs.js";
 import type * as pools from "../pools.js";
 import type * as probe from "../probe.js";
+import type * as schedules from "../schedules.js";
 import type * as tasks from "../tasks.js";
 
 import type { ApiFromModules, FilterApi, FunctionReference } from "convex/server";
@@ -18,6 +19,7 @@ const fullApi: ApiFromModules<{
   jobs: typeof jobs;
   pools: typeof pools;
   probe: typeof probe;
+  schedules: typeof schedules;
   tasks: typeof tasks;
 }> = anyApi as any;
 
