@@ -50,6 +50,43 @@ describe("action runners", () => {
     for (const key of keys(6)) expect(probe.attempts.get(key)).toBe(1);
   });
 
+  it("file a runner's reports a row each, not a row per job, under the token its jobs' running state names", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", sixActions());
+    const running = async () =>
+      await inComponent(t, async (ctx) => {
+        const work = await Promise.all(ids.map((id) => ctx.db.get(id)));
+        return work.map((w: any) => (w.state.kind === "running" ? (w.state.runner ?? null) : null));
+      });
+    await runUntil(t, async () => (await running()).every((r) => r !== null), 2_000);
+    const [token, ...others] = await running();
+    expect(others.every((r) => r === token)).toBe(true);
+    const filed = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("pendingCompletion").collect());
+    const outcomesIn = (rows: any[]) =>
+      rows.flatMap((row) => [row.workId, ...(row.more ?? []).map((o: any) => o.workId)]);
+    // The runner reports as its actions end: a row per report, not per job, so the loop deletes
+    // fewer; a row of several is found by recovery under the token. Collected as they come (the
+    // loop deletes each once it has read it).
+    const rows: any[] = [];
+    await runUntil(
+      t,
+      async () => {
+        for (const row of await filed()) if (!rows.some((r) => r._id === row._id)) rows.push(row);
+        return outcomesIn(rows).length === 6;
+      },
+      5_000,
+      1,
+    );
+    expect(rows.length).toBeLessThan(6);
+    expect(rows.some((row) => row.more !== undefined)).toBe(true);
+    for (const row of rows) if (row.more !== undefined) expect(row.runner).toBe(token);
+    const outcomes = outcomesIn(rows);
+    expect(outcomes.sort()).toEqual([...ids].sort());
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000, 50);
+    expect((await completions(t)).length).toBe(6);
+  });
+
   it("give a lone action a worker of its own", async () => {
     const t = setup();
     await enqueue(t, "action", [{ key: "alone" }]);

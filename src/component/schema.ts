@@ -209,8 +209,8 @@ export default defineSchema({
     /** The rest of the outcomes of a report that carried many (an executor's, complete.ts
      * `recordCompletions`): one row holds up to COMPLETION_ROW_OUTCOMES, settled together. */
     more: v.optional(v.array(vFiledOutcome)),
-    /** Set with `more`: the runner whose report this is (its executor's id), by which recovery
-     * finds an outcome that is not a row's first. */
+    /** Set with `more`: the runner whose report this is (its executor's id, or an action
+     * runner's token), by which recovery finds an outcome that is not a row's first. */
     runner: v.optional(v.string()),
   })
     .index("by_segment", ["segment"])

@@ -117,7 +117,7 @@ export async function recordCompletion(
 
 /**
  * Records the outcomes of one runner's report, claiming a segment once: a row per outcome, or,
- * given the `runner` its jobs' running state names (an executor's id), up to
+ * given the `runner` its jobs' running state names (an executor's id, an action runner's token), up to
  * COMPLETION_ROW_OUTCOMES per row, so that a report of many costs the loop a few rows to read
  * and delete instead of one per outcome.
  */
