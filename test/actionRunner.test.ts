@@ -150,6 +150,53 @@ describe("action runners", () => {
     return killed;
   };
 
+  it("recovery leaves a job whose outcome waits in its runner's report row, first or not", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // The runner's own reports all fail; the row planted below does not.
+    failReports({
+      inserts: (o: any) => o.attempt === 1 && o.result.returnValue !== "planted",
+      schedules: (report: any) => (report.outcomes?.[0] ?? report).attempt === 1,
+    });
+    const [a, b] = await enqueue(
+      t,
+      "action",
+      keys(2).map((key) => ({ key, ms: 1_000 })),
+    );
+    const bothRunning = async () =>
+      await inComponent(t, async (ctx) => {
+        const rows = [await ctx.db.get(a), await ctx.db.get(b)];
+        return rows.every((row: any) => row.state.kind === "running");
+      });
+    await runUntil(t, bothRunning, 5_000);
+    // A report of both outcomes waits in a later segment (as while the loop is behind), in one
+    // row under the runner's token: a's outcome first, b's among `more`.
+    const rowId = await inComponent(t, async (ctx) => {
+      const work = await ctx.db.get(a);
+      if (work?.state.kind !== "running") throw new Error("a is not running");
+      const outcome = (workId: string) => ({
+        workId,
+        attempt: 1,
+        result: { kind: "success", returnValue: "planted" },
+      });
+      return await ctx.db.insert("pendingCompletion", {
+        ...outcome(a),
+        more: [outcome(b)],
+        runner: work.state.runner,
+        segment: Number.MAX_SAFE_INTEGER,
+      });
+    });
+    // Past the runner's actions' 10 minutes and several recovery cycles: neither is taken for
+    // dead, nor its report for lost.
+    await runFor(t, 13 * 60_000, 1_000);
+    expect(await completions(t)).toEqual([]);
+    // Without the row, recovery ends both.
+    await inComponent(t, async (ctx) => await ctx.db.delete("pendingCompletion", rowId));
+    await runUntil(t, async () => (await completions(t)).length === 2, 5 * 60_000, 1_000);
+    for (const done of await completions(t)) expect(done.result.error).toMatch(/^workpool: /);
+  });
+
   it("a runner killed mid-batch: its jobs fail 'runner died' and follow their retry policy", async () => {
     const t = setup();
     vi.spyOn(console, "warn").mockImplementation(() => {});
