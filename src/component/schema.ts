@@ -61,7 +61,9 @@ export default defineSchema({
     onComplete: v.optional(vOnCompleteSpec),
     /** True once a cancel was processed while the job ran: it will not be retried. */
     canceled: v.optional(v.boolean()),
-    /** How long after finishing the row stays readable; undefined means forever. */
+    /** How long after finishing the row stays readable; undefined means forever. Dropped when
+     * the job succeeds: `expiresAt` says it from then on, and only a job that failed or was
+     * canceled can be retried (`retry` reads it). */
     statusTtlMs: v.optional(v.number()),
     state: vJobState,
     /** Set when a successful result's return value was large: it lives in this payload row. */

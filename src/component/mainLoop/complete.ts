@@ -458,9 +458,15 @@ export async function finishJob(
     // A finished job keeps only what status and info need: dropping what no later step reads keeps
     // the retained row (and this write) small. Delivery carries the callback. A job that failed or
     // was canceled keeps its args and options while retained, so that `retry` can run it again.
+    // (A job that succeeded cannot be retried: its TTL, now in `expiresAt`, goes too.)
     ...(keptForRetry(result)
       ? { fnArgs: work.fnArgs }
-      : { fnArgs: undefined, retryBehavior: undefined, onComplete: undefined }),
+      : {
+          fnArgs: undefined,
+          retryBehavior: undefined,
+          onComplete: undefined,
+          statusTtlMs: undefined,
+        }),
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   recordFinish(pass, kind);
