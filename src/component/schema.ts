@@ -471,6 +471,9 @@ export default defineSchema({
     /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
     token: v.string(),
     items: v.array(vDeliveryItem),
+    /** Set on a row of several callbacks to one handler: the onComplete mutation of every item,
+     * which then leave out their own (issue 40: its handle once per row, not per callback). */
+    fnHandle: v.optional(v.string()),
     /** True when its one callback has a whole transaction to itself. */
     solo: v.boolean(),
     /** The deliverer scheduled for this row. */
