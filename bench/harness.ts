@@ -23,6 +23,7 @@ import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
 import { installFastTables } from "./fastTables.js";
+import { installWritesByTable, resetWritesByTable, saveWritesByTable } from "./writesByTable.js";
 import {
   installActionSlots,
   startActionSlots,
@@ -232,6 +233,7 @@ function recordStarts(startedAt: number[]): () => void {
 
 export async function runScenario(side: SideName, sc: Scenario): Promise<Result> {
   installInstrumentation();
+  installWritesByTable();
   installFastTables();
   installActionSlots();
   await warmUp();
@@ -246,6 +248,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   let actions: ActionStats | undefined;
   const t = newBackend(side);
   const counters = resetCounters();
+  resetWritesByTable();
   const t0 = Date.now();
   const ids: string[] = [];
   const enqueueArgs = {
@@ -309,6 +312,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   const finished = probe.onCompleteCalls >= sc.jobs;
   // Read results (convex-test's own helper: not counted; counters are detached first).
   resetCounters();
+  saveWritesByTable(`${sc.id} ${side}`, sc.jobs);
   const rows = await readCompletions(t);
   const completions: Record<string, number> = { success: 0, failed: 0, canceled: 0 };
   const perId = new Map<string, number>();

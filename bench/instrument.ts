@@ -25,6 +25,10 @@
  *    (`MIN_BILLED_DOCUMENT_BYTES`): `trackRead` and `trackWrite` are wrapped to add it to the
  *    layer's metrics as two more fields, which fold like the others (reads on rollback too).
  *
+ * 4. Each document write, for bench/writesByTable.ts: `onDocumentWrite(listener)` hears the
+ *    function whose transaction wrote (keyed like `Counters.byFunction`) and the bytes convex-test
+ *    counted. It does not touch the counters.
+ *
  * 3. Transaction totals, for test/passBudget.ts: `onTopLevelTransaction(listener)` hears every
  *    labeled top-level transaction as it ends, with its total usage (index ranges included). It does
  *    not touch the counters above.
@@ -114,6 +118,17 @@ export type TransactionTotal = {
 export type TransactionListener = (fn: string, total: TransactionTotal, committed: boolean) => void;
 
 const listeners = new Set<TransactionListener>();
+
+/** Hears one document write: the function whose layer wrote it, and its size as counted. */
+export type WriteListener = (fn: string, bytes: number) => void;
+const writeListeners = new Set<WriteListener>();
+
+/** Calls `listener` at every document write of a labeled function (see the header comment, 4);
+ * returns a function that removes it. Needs `installInstrumentation()`. */
+export function onDocumentWrite(listener: WriteListener): () => void {
+  writeListeners.add(listener);
+  return () => writeListeners.delete(listener);
+}
 
 /** Calls `listener` at the end of every labeled top-level transaction (not convex-test's own
  * helpers); returns a function that removes it. Needs `installInstrumentation()`. */
@@ -311,6 +326,13 @@ export function installInstrumentation() {
     return origTrackRead.call(this, size);
   };
   proto.trackWrite = function (this: any, size: number) {
+    if (writeListeners.size > 0) {
+      const stack = frames.get(this);
+      const label = stack?.[stack.length - 1]?.label;
+      if (label !== undefined && label !== "harness") {
+        for (const listener of writeListeners) listener(label.key, size);
+      }
+    }
     const metrics = this._layers[this._layers.length - 1]?.metrics;
     if (metrics) metrics.billedBytesWritten = (metrics.billedBytesWritten ?? 0) + billed(size);
     return origTrackWrite.call(this, size);

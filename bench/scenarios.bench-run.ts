@@ -6,7 +6,8 @@
  * renders docs/BENCHMARKS.md and docs/benchmarks/scenarios.md from them (bench/report/document.ts).
  *
  * Sizes are overridable by environment variables (see SCENARIOS below); BENCH_ONLY=1a,3 runs a
- * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves both documents alone.
+ * subset; BENCH_SIDES=ours runs one side; BENCH_NO_WRITE=1 leaves both documents alone;
+ * BENCH_BY_TABLE=<file> appends what each function wrote, table by table, per run (writesByTable.ts).
  * BENCH_FROM_JSON=bench-out/latest.json runs nothing and renders both documents from that file;
  * several comma-separated files are merged (results.ts, `mergeRuns`: e.g. a full run and a 4c run).
  * Scenarios 1a, 3, 5 (delayed jobs, canceled), 6 and 7b also record every transaction and count

@@ -50,6 +50,43 @@ describe("action runners", () => {
     for (const key of keys(6)) expect(probe.attempts.get(key)).toBe(1);
   });
 
+  it("file a runner's reports a row each, not a row per job, under the token its jobs' running state names", async () => {
+    const t = setup();
+    const ids = await enqueue(t, "action", sixActions());
+    const running = async () =>
+      await inComponent(t, async (ctx) => {
+        const work = await Promise.all(ids.map((id) => ctx.db.get(id)));
+        return work.map((w: any) => (w.state.kind === "running" ? (w.state.runner ?? null) : null));
+      });
+    await runUntil(t, async () => (await running()).every((r) => r !== null), 2_000);
+    const [token, ...others] = await running();
+    expect(others.every((r) => r === token)).toBe(true);
+    const filed = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("pendingCompletion").collect());
+    const outcomesIn = (rows: any[]) =>
+      rows.flatMap((row) => [row.workId, ...(row.more ?? []).map((o: any) => o.workId)]);
+    // The runner reports as its actions end: a row per report, not per job, so the loop deletes
+    // fewer; a row of several is found by recovery under the token. Collected as they come (the
+    // loop deletes each once it has read it).
+    const rows: any[] = [];
+    await runUntil(
+      t,
+      async () => {
+        for (const row of await filed()) if (!rows.some((r) => r._id === row._id)) rows.push(row);
+        return outcomesIn(rows).length === 6;
+      },
+      5_000,
+      1,
+    );
+    expect(rows.length).toBeLessThan(6);
+    expect(rows.some((row) => row.more !== undefined)).toBe(true);
+    for (const row of rows) if (row.more !== undefined) expect(row.runner).toBe(token);
+    const outcomes = outcomesIn(rows);
+    expect(outcomes.sort()).toEqual([...ids].sort());
+    await runUntil(t, async () => (await completions(t)).length === 6, 10_000, 50);
+    expect((await completions(t)).length).toBe(6);
+  });
+
   it("give a lone action a worker of its own", async () => {
     const t = setup();
     await enqueue(t, "action", [{ key: "alone" }]);
@@ -112,6 +149,53 @@ describe("action runners", () => {
     };
     return killed;
   };
+
+  it("recovery leaves a job whose outcome waits in its runner's report row, first or not", async () => {
+    const t = setup();
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // The runner's own reports all fail; the row planted below does not.
+    failReports({
+      inserts: (o: any) => o.attempt === 1 && o.result.returnValue !== "planted",
+      schedules: (report: any) => (report.outcomes?.[0] ?? report).attempt === 1,
+    });
+    const [a, b] = await enqueue(
+      t,
+      "action",
+      keys(2).map((key) => ({ key, ms: 1_000 })),
+    );
+    const bothRunning = async () =>
+      await inComponent(t, async (ctx) => {
+        const rows = [await ctx.db.get(a), await ctx.db.get(b)];
+        return rows.every((row: any) => row.state.kind === "running");
+      });
+    await runUntil(t, bothRunning, 5_000);
+    // A report of both outcomes waits in a later segment (as while the loop is behind), in one
+    // row under the runner's token: a's outcome first, b's among `more`.
+    const rowId = await inComponent(t, async (ctx) => {
+      const work = await ctx.db.get(a);
+      if (work?.state.kind !== "running") throw new Error("a is not running");
+      const outcome = (workId: string) => ({
+        workId,
+        attempt: 1,
+        result: { kind: "success", returnValue: "planted" },
+      });
+      return await ctx.db.insert("pendingCompletion", {
+        ...outcome(a),
+        more: [outcome(b)],
+        runner: work.state.runner,
+        segment: Number.MAX_SAFE_INTEGER,
+      });
+    });
+    // Past the runner's actions' 10 minutes and several recovery cycles: neither is taken for
+    // dead, nor its report for lost.
+    await runFor(t, 13 * 60_000, 1_000);
+    expect(await completions(t)).toEqual([]);
+    // Without the row, recovery ends both.
+    await inComponent(t, async (ctx) => await ctx.db.delete("pendingCompletion", rowId));
+    await runUntil(t, async () => (await completions(t)).length === 2, 5 * 60_000, 1_000);
+    for (const done of await completions(t)) expect(done.result.error).toMatch(/^workpool: /);
+  });
 
   it("a runner killed mid-batch: its jobs fail 'runner died' and follow their retry policy", async () => {
     const t = setup();

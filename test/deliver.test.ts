@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   completions,
+  delaySchedules,
   enqueue,
   inComponent,
   info,
@@ -114,6 +115,25 @@ describe("onComplete delivery", () => {
     expect(await jobStates(t)).toEqual({ pending: 0, running: 0, finished: 8 });
     const left = await inComponent(t, async (ctx) => await ctx.db.query("deliveries").collect());
     expect(left).toEqual([]);
+  });
+
+  it("names a row's shared handler once, and still calls it for each of the row's callbacks", async () => {
+    const t = setup();
+    // The deliverer runs a second late, so the row it reads can be looked at first.
+    delaySchedules("deliver", 1_000);
+    const argsList = ["a", "b", "c"].map((key) => ({ key }));
+    const ids = await enqueue(t, "mutation", argsList, { batch: true, options: { context: 7 } });
+    const rows = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("deliveries").collect());
+    await runUntil(t, async () => (await rows()).length > 0, 1_000);
+    const [row, ...others] = await rows();
+    expect(others).toEqual([]);
+    expect(row.fnHandle).toMatch(/onComplete/);
+    expect(row.items.map((item: any) => item.fnHandle)).toEqual([undefined, undefined, undefined]);
+    await runUntil(t, async () => (await completions(t)).length === 3, 5_000);
+    const done = await completions(t);
+    expect(done.map((c) => c.workId).sort()).toEqual([...ids].sort());
+    expect(done.every((c) => c.context === 7 && c.result.kind === "success")).toBe(true);
   });
 
   it("calls no handler for the kinds in onCompleteExcludeKinds", async () => {

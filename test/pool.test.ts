@@ -620,6 +620,25 @@ describe("statusTtl", () => {
     expect(await info(t, id)).toBeNull();
     expect(await t.query(anyApi.pool.status, { id })).toEqual({ state: "finished" });
   });
+
+  it("a job that succeeded keeps its expiry, not its TTL; one that failed keeps the TTL for retry", async () => {
+    const t = setup();
+    const statusTtl = 60_000;
+    const [ok, bad] = await enqueue(t, "mutation", [{ key: "ok" }, { key: "bad", failTimes: 1 }], {
+      poolOptions: { statusTtl },
+    });
+    await runFor(t, 1000);
+    const [okRow, badRow] = await inComponent(t, async (ctx) => [
+      await ctx.db.get(ok),
+      await ctx.db.get(bad),
+    ]);
+    // The finish rewrites the row whole: what no later step reads is left out of it.
+    expect(okRow).toMatchObject({ state: { kind: "finished", result: { kind: "success" } } });
+    expect(okRow.statusTtlMs).toBeUndefined();
+    expect(okRow.expiresAt).toBe(okRow.state.finishedAt + statusTtl);
+    expect(badRow).toMatchObject({ statusTtlMs: statusTtl, state: { result: { kind: "failed" } } });
+    expect(badRow.expiresAt).toBe(badRow.state.finishedAt + statusTtl);
+  });
 });
 
 describe("watchdog", () => {

@@ -34,6 +34,30 @@ export const docsReadPerJob = (r: Measured) => usagePerJob(r, "docsRead");
 export const docsWrittenPerJob = (r: Measured) => usagePerJob(r, "docsWritten");
 export const kbReadPerJob = (r: Measured) => usagePerJob(r, "bytesRead") / 1000;
 export const kbWrittenPerJob = (r: Measured) => usagePerJob(r, "bytesWritten") / 1000;
+/**
+ * Whether a function (keyed `component:module:function (type)`) is a pool's loop: ours is
+ * `mainLoop/main:main`; the peer's is its `loop` module (its pass `loop:run`, and `loop:getBatch`,
+ * the read its batch worker makes) with its batch worker (`peer/batchWorker:*`: the mutation that
+ * runs the pass, and `lib:ping`, which wakes it).
+ */
+export function isLoopFunction(key: string): boolean {
+  const [component, module] = key.split(":");
+  return (
+    (component === "ours" && module === "mainLoop/main") ||
+    (component === "peer" && module === "loop") ||
+    component === "peer/batchWorker"
+  );
+}
+/** The loop's own usage per job (`isLoopFunction`). */
+function loopUsagePerJob(r: Measured, field: keyof Usage): number {
+  let sum = 0;
+  for (const [key, usage] of r.counters.usageByFunction)
+    if (isLoopFunction(key)) sum += usage[field];
+  return perJob(r, sum);
+}
+export const loopDocsReadPerJob = (r: Measured) => loopUsagePerJob(r, "docsRead");
+export const loopDocsWrittenPerJob = (r: Measured) => loopUsagePerJob(r, "docsWritten");
+export const loopKbWrittenPerJob = (r: Measured) => loopUsagePerJob(r, "bytesWritten") / 1000;
 /** Σ attempt busy time / (maxParallelism × makespan), for action scenarios that run their jobs. */
 export const utilization = (r: Measured) =>
   r.scenario.kind === "action" && r.scenario.expectKind !== "canceled"

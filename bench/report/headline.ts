@@ -9,9 +9,13 @@ import type { Usage } from "../instrument.js";
 import type { BenchRun, Measured, ScenarioRun } from "../results.js";
 import {
   docsReadPerJob,
+  isLoopFunction,
   docsWrittenPerJob,
   kbWrittenPerJob,
   lagP50,
+  loopDocsReadPerJob,
+  loopDocsWrittenPerJob,
+  loopKbWrittenPerJob,
   perJob,
   poolCallsPerJob,
   utilization,
@@ -91,6 +95,34 @@ export const HEADLINES: Headline[] = [
     more: "more",
     byFunction: usageByFunction("KB", "bytesWritten", 1000),
   },
+  // The loop's own share (figures.ts `isLoopFunction`): what a single loop's throughput depends on.
+  {
+    column: "loop: documents read / job",
+    get: loopDocsReadPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "documents the loop reads",
+    less: "fewer",
+    more: "more",
+  },
+  {
+    column: "loop: documents written / job",
+    get: loopDocsWrittenPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "documents the loop writes",
+    less: "fewer",
+    more: "more",
+  },
+  {
+    column: "loop: KB written / job",
+    get: loopKbWrittenPerJob,
+    show: (n) => fmt(n),
+    better: "lower",
+    noun: "bytes the loop writes",
+    less: "fewer",
+    more: "more",
+  },
   {
     column: "start lag p50",
     get: lagP50,
@@ -132,9 +164,10 @@ export function glanceCell(h: Pick<Headline, "get" | "show">, a?: Measured, b?: 
 }
 
 /**
- * The pool module (`loop`, `lib`, `complete`, ...) that accounts for most of a difference, when one
- * does: "mostly our `loop` module: 0.80 vs the peer's 0.27 KB / job". Modules are compared by
- * name (functions are keyed `component:module:function (type)`, the peer's batch worker included);
+ * The pool module (`lib`, `complete`, ...) that accounts for most of a difference, when one
+ * does: "mostly our `lib` module: 0.80 vs the peer's 0.27 KB / job". Modules are compared by
+ * name (functions are keyed `component:module:function (type)`), except the loops, compared as
+ * one (figures.ts `isLoopFunction`: ours `mainLoop/main`, the peer's `loop` and batch worker);
  * the app's functions are the same on both sides and left out.
  */
 function mostOfDifference(h: Headline, ours: Measured, peer: Measured): string {
@@ -143,7 +176,8 @@ function mostOfDifference(h: Headline, ours: Measured, peer: Measured): string {
   const byModule = (r: Measured) => {
     const m = new Map<string, number>();
     for (const [key, n] of by.get(r)) {
-      const [component, module] = key.split(":");
+      const [component, name] = key.split(":");
+      const module = isLoopFunction(key) ? LOOP : name;
       if (component !== "app") m.set(module, (m.get(module) ?? 0) + n);
     }
     return m;
@@ -158,11 +192,15 @@ function mostOfDifference(h: Headline, ours: Measured, peer: Measured): string {
   }
   if (!top || excess <= 0 || top.diff < excess / 2) return "";
   const theirs = p.get(top.module);
-  const mine = `mostly our \`${top.module}\` module: ${fmt(o.get(top.module) ?? 0)}`;
+  const what = top.module === LOOP ? "loop" : `\`${top.module}\` module`;
+  const mine = `mostly our ${what}: ${fmt(o.get(top.module) ?? 0)}`;
   return theirs === undefined
     ? ` (${mine} ${by.unit} / job, a module the peer does not have)`
     : ` (${mine} vs the peer's ${fmt(theirs)} ${by.unit} / job)`;
 }
+
+/** The name the loops' functions are compared under (see `mostOfDifference`). */
+const LOOP = "(loop)";
 
 /** How ours compares, ratio `x` = ours / peer: "43 % fewer ...", "2.6× fewer ...", "1.30× the ...". */
 function change(h: Headline, x: number): string {
@@ -223,7 +261,9 @@ export function glanceTable(run: BenchRun): string {
 export function glanceKey(run: BenchRun, whereItGoes: string): string {
   return `Each cell is **ours vs peer (ours ÷ peer)**. Below 1 is better for us, except utilization,
 where higher is better. Costs are per job and include the app's own share (the same on both
-sides). Differences under ${PAR * 100} %, or for times within one ${run.meta.stepMs} ms step of the virtual clock, are
+sides), except the loop's columns: the loop's own functions alone (ours \`mainLoop/main:main\`;
+the peer's \`loop\` module and its batch worker, \`peer/batchWorker\`, which runs it). Differences
+under ${PAR * 100} %, or for times within one ${run.meta.stepMs} ms step of the virtual clock, are
 called on par. Where ours costs more, the verdict names the pool module most of the difference
 comes from; ${whereItGoes} breaks both pools down per function.`;
 }

@@ -61,7 +61,9 @@ export default defineSchema({
     onComplete: v.optional(vOnCompleteSpec),
     /** True once a cancel was processed while the job ran: it will not be retried. */
     canceled: v.optional(v.boolean()),
-    /** How long after finishing the row stays readable; undefined means forever. */
+    /** How long after finishing the row stays readable; undefined means forever. Dropped when
+     * the job succeeds: `expiresAt` says it from then on, and only a job that failed or was
+     * canceled can be retried (`retry` reads it). */
     statusTtlMs: v.optional(v.number()),
     state: vJobState,
     /** Set when a successful result's return value was large: it lives in this payload row. */
@@ -209,8 +211,8 @@ export default defineSchema({
     /** The rest of the outcomes of a report that carried many (an executor's, complete.ts
      * `recordCompletions`): one row holds up to COMPLETION_ROW_OUTCOMES, settled together. */
     more: v.optional(v.array(vFiledOutcome)),
-    /** Set with `more`: the runner whose report this is (its executor's id), by which recovery
-     * finds an outcome that is not a row's first. */
+    /** Set with `more`: the runner whose report this is (its executor's id, or an action
+     * runner's token), by which recovery finds an outcome that is not a row's first. */
     runner: v.optional(v.string()),
   })
     .index("by_segment", ["segment"])
@@ -469,6 +471,9 @@ export default defineSchema({
     /** Names the row for its deliverer: unique per row (loop generation and suffixes). */
     token: v.string(),
     items: v.array(vDeliveryItem),
+    /** Set on a row of several callbacks to one handler: the onComplete mutation of every item,
+     * which then leave out their own (issue 40: its handle once per row, not per callback). */
+    fnHandle: v.optional(v.string()),
     /** True when its one callback has a whole transaction to itself. */
     solo: v.boolean(),
     /** The deliverer scheduled for this row. */

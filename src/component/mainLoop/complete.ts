@@ -117,7 +117,7 @@ export async function recordCompletion(
 
 /**
  * Records the outcomes of one runner's report, claiming a segment once: a row per outcome, or,
- * given the `runner` its jobs' running state names (an executor's id), up to
+ * given the `runner` its jobs' running state names (an executor's id, an action runner's token), up to
  * COMPLETION_ROW_OUTCOMES per row, so that a report of many costs the loop a few rows to read
  * and delete instead of one per outcome.
  */
@@ -458,9 +458,15 @@ export async function finishJob(
     // A finished job keeps only what status and info need: dropping what no later step reads keeps
     // the retained row (and this write) small. Delivery carries the callback. A job that failed or
     // was canceled keeps its args and options while retained, so that `retry` can run it again.
+    // (A job that succeeded cannot be retried: its TTL, now in `expiresAt`, goes too.)
     ...(keptForRetry(result)
       ? { fnArgs: work.fnArgs }
-      : { fnArgs: undefined, retryBehavior: undefined, onComplete: undefined }),
+      : {
+          fnArgs: undefined,
+          retryBehavior: undefined,
+          onComplete: undefined,
+          statusTtlMs: undefined,
+        }),
   });
   const kind = result.kind === "success" ? "succeeded" : result.kind;
   recordFinish(pass, kind);

@@ -91,8 +91,8 @@ type Verdict =
  * (`${workId}:${attempt}`), and whether the runner had more rows than were read. */
 type RunnerRows = { attempts: Set<string>; partial: boolean };
 
-/** What one recovery pass read of runners' rows, by runner (executor id), each read once: their
- * report rows, and a dead executor's hand-overs. Once the pass has read PASS_READ_BYTES, a job
+/** What one recovery pass read of runners' rows, by runner (executor id or action runner token),
+ * each read once: their report rows, and a dead executor's hand-overs. Once the pass has read PASS_READ_BYTES, a job
  * whose runner's rows were not read yet is judged alive, and again in the next cycle. */
 type RunnerReads = { filed: Map<string, RunnerRows>; left: Map<string, LeftHandovers> };
 
@@ -110,7 +110,8 @@ async function reportWaits(pass: Pass, work: Doc<"work">, reads: RunnerReads): P
     .withIndex("by_workId", (q) => q.eq("workId", work._id).eq("attempt", run))
     .first();
   if (own !== null) return true;
-  const runner = work.state.kind === "running" ? work.state.executorId : undefined;
+  const runner =
+    work.state.kind === "running" ? (work.state.executorId ?? work.state.runner) : undefined;
   if (runner === undefined) return false;
   let filed = reads.filed.get(runner);
   if (filed === undefined) {

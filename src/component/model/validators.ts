@@ -222,6 +222,10 @@ export const vJobState = v.union(
     startedAt: v.number(),
     /** For a task: the executor it was handed to (runners/executor.ts). */
     executorId: v.optional(v.id("executors")),
+    /** For an action run in an action runner with others: the runner's token, under which its
+     * reports file their outcomes several to a `pendingCompletion` row (`runner`), where recovery
+     * looks for this one's (runners/actionRunner.ts). */
+    runner: v.optional(v.string()),
     /** For a `manualCompletion` job: what the attempt waits for beside its function. */
     wait: v.optional(vAttemptWait),
   }),

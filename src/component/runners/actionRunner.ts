@@ -6,7 +6,10 @@
  * below). The run is the batch run's (runners/batchRun.ts), as an executor's is; its hand-over is
  * its own arguments, a closed batch: a runner never takes more (the next pass starts another at the
  * cost of one report), so no job waits for a busy runner and no hand-over row is written. Writes
- * only `pendingCompletion` (through `report`); never decides a retry, never admits a job.
+ * only `pendingCompletion` (through `report`): a report's outcomes share rows, filed under the
+ * runner's token (`runner`, which the loop also records on each job's running state, for
+ * recovery), so the loop deletes a row per report, not per job. Never decides a retry, never
+ * admits a job.
  */
 import type { FunctionHandle } from "convex/server";
 import { v } from "convex/values";
@@ -25,9 +28,10 @@ export const ACTION_RUNNER_BATCH = 50;
 export const vRunnerJob = v.object(vWorkerArgs);
 
 export const run = internalAction({
-  args: { jobs: v.array(vRunnerJob) },
+  // `runner`: unset on runners scheduled before it was passed (their reports file a row per job).
+  args: { jobs: v.array(vRunnerJob), runner: v.optional(v.string()) },
   returns: v.null(),
-  handler: async (ctx, { jobs }) => {
+  handler: async (ctx, { jobs, runner }) => {
     const byId = new Map(jobs.map((job) => [job.workId as string, job]));
     await new BatchRun({
       concurrency: jobs.length,
@@ -40,7 +44,7 @@ export const run = internalAction({
         fnArgs: job.fnArgs,
       })),
       report: async ({ outcomes }) => {
-        const report = { outcomes };
+        const report = { outcomes, runner };
         try {
           await ctx.runMutation(internal.runners.actionRunner.complete, report);
         } catch {
@@ -71,21 +75,23 @@ export const run = internalAction({
   },
 });
 
-/** A runner's report: the outcomes of the actions it ran, recorded as a worker's are. */
+/** A runner's report: the outcomes of the actions it ran, filed under its token when it has one
+ * (several to a row, complete.ts `recordCompletions`), else a row each, as a worker's are. */
 export const complete = internalMutation({
   args: {
     outcomes: v.array(
       v.object({ workId: v.string(), attempt: v.number(), result: vAttemptResult }),
     ),
+    runner: v.optional(v.string()),
   },
   returns: v.null(),
-  handler: async (ctx, { outcomes }) => {
+  handler: async (ctx, { outcomes, runner }) => {
     const reported: ReportedOutcome[] = [];
     for (const { workId, attempt, result } of outcomes) {
       const id = ctx.db.normalizeId("work", workId);
       if (id !== null) reported.push({ workId: id, attempt, result });
     }
-    await recordCompletions(ctx, reported);
+    await recordCompletions(ctx, reported, runner);
     return null;
   },
 });

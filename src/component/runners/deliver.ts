@@ -12,7 +12,7 @@
 import { v, type Infer } from "convex/values";
 import type { FunctionHandle } from "convex/server";
 import { internal } from "../_generated/api.js";
-import type { Id } from "../_generated/dataModel.js";
+import type { Doc, Id } from "../_generated/dataModel.js";
 import { internalMutation, type MutationCtx } from "../_generated/server.js";
 import { readConfig } from "../config.js";
 import { capErrorMessage, errorMessage } from "../model/errors.js";
@@ -112,7 +112,8 @@ export async function scheduleDeliveries(pass: Pass, items: DeliveryItem[]): Pro
 }
 
 /** Schedules a deliverer and records its row (the token is unique: a loop generation, then the
- * row's place in its pass, then the suffixes of continuations and splits). */
+ * row's place in its pass, then the suffixes of continuations and splits). A row of several
+ * callbacks to one handler names it once (`fnHandle`), not in each item. */
 async function insertDelivery(
   ctx: MutationCtx,
   token: string,
@@ -121,7 +122,23 @@ async function insertDelivery(
   attempts?: number,
 ): Promise<void> {
   const scheduledId = await ctx.scheduler.runAfter(0, internal.runners.deliver.deliver, { token });
-  await ctx.db.insert("deliveries", { token, items, solo, scheduledId, attempts });
+  const fnHandle = items[0]?.fnHandle;
+  const shared =
+    items.length > 1 && fnHandle !== undefined && items.every((item) => item.fnHandle === fnHandle);
+  await ctx.db.insert("deliveries", {
+    token,
+    items: shared ? items.map((item) => ({ ...item, fnHandle: undefined })) : items,
+    ...(shared ? { fnHandle } : {}),
+    solo,
+    scheduledId,
+    attempts,
+  });
+}
+
+/** A row's callbacks, each with its handler (the row's, when the row names one for all). */
+function itemsOf(row: Doc<"deliveries">): DeliveryItem[] {
+  if (row.fnHandle === undefined) return row.items;
+  return row.items.map((item) => ({ ...item, fnHandle: item.fnHandle ?? row.fnHandle }));
 }
 
 type Usage = Awaited<ReturnType<MutationCtx["meta"]["getTransactionMetrics"]>>;
@@ -246,9 +263,10 @@ export const deliver = internalMutation({
     const log = createLogger((await readConfig(ctx.db)).logLevel);
     const failures: Array<{ workId: Id<"work">; error: string }> = [];
     const isolate: DeliveryItem[] = [];
-    for (const [i, item] of row.items.entries()) {
+    const items = itemsOf(row);
+    for (const [i, item] of items.entries()) {
       if (i > 0 && batchBudgetSpent(await ctx.meta.getTransactionMetrics())) {
-        await insertDelivery(ctx, `${token}+`, row.items.slice(i), false);
+        await insertDelivery(ctx, `${token}+`, items.slice(i), false);
         break;
       }
       const { outcome, error } = await deliverItem(ctx, item, row.solo, log);
@@ -300,7 +318,8 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
     }
     const why = capErrorMessage(job === null ? "its deliverer vanished" : deliveryError(job.state));
     if (!row.solo) {
-      const split = row.items.slice(0, room);
+      // The rest stays as it is stored (its row keeps the handler it names for all).
+      const split = itemsOf(row).slice(0, room);
       const rest = row.items.slice(split.length);
       pass.log.warn("deliveryIsolated", { token: row.token, items: split.length, why });
       // A row split in part keeps the rest (its deliverer is over): the next pass splits on.
@@ -318,13 +337,13 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       continue;
     }
     await ctx.db.delete("deliveries", row._id);
-    const [item] = row.items;
+    const [item] = itemsOf(row);
     const attempts = row.attempts ?? 1;
     if (attempts < SOLO_DELIVERY_ATTEMPTS) {
       // Its own transaction failed: that may pass (Convex gives up on a transaction that keeps
       // meeting others), so it is tried again before the callback counts as failed.
       pass.log.warn("deliveryRetried", { workId: item.workId, attempt: attempts, why });
-      await insertDelivery(ctx, `${row.token}+`, row.items, true, attempts + 1);
+      await insertDelivery(ctx, `${row.token}+`, [item], true, attempts + 1);
       continue;
     }
     if (item.fnHandle !== undefined) {
