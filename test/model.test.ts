@@ -1,3 +1,9 @@
+// @vitest-environment node
+// (Node's globals, not the edge runtime's: its typed arrays and ArrayBuffer are proxies whose traps
+// run at every `new` and `instanceof`, which convex's value encoding makes for each integer it
+// encodes or decodes; chaos programs draw error data of 300 KB of bigints, and that encoding was
+// about a third of their CPU, three times slower than under Node. docs/RELIABILITY.md, "Campaign
+// speed".)
 /**
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
