@@ -10,6 +10,11 @@
  */
 import fc from "fast-check";
 import { WATCHDOG_INTERVAL_MS } from "../src/component/mainLoop/watchdog.js";
+import {
+  RECOVERY_INTERVAL_MS,
+  RECOVERY_THRESHOLD_MS,
+  TAKE_BACKS_FREE,
+} from "../src/component/mainLoop/recovery.js";
 import type { Fault, PoolFunction } from "./deployment.js";
 
 /** How a job's drawn values are made (test/app/chaos.ts `valueOf`): "text", strings (as many
@@ -258,6 +263,21 @@ export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS;
 
 /** How long the model lets a chaos program settle after its last job is due. */
 export const SETTLE_MS = 6 * 60_000;
+
+/**
+ * How long a task of the executor that fails at every start (a `brokenTask`) may keep a
+ * maxParallelism slot before it ends: each of its executors' failures is found by a recovery
+ * cycle (its interval, its threshold, and the cycle's and the executor's late starts), the first
+ * TAKE_BACKS_FREE of them give it back free and each further one is an attempt (with a backoff of
+ * well under a second). The task keeps its place in line, so at maxParallelism 1 the broken tasks
+ * of a program take the slot one after another, ahead of the jobs due after them: their times add
+ * up (seed 1174222989, program 59: four broken tasks held the only slot for 9.5 minutes, then 18
+ * jobs drained under a rate limit of 1 start a second).
+ */
+export function brokenTaskDrainMs(maxAttempts: number): number {
+  const cycleMs = RECOVERY_INTERVAL_MS + RECOVERY_THRESHOLD_MS + 2 * MAX_START_DELAY_MS + 1_000;
+  return (TAKE_BACKS_FREE + maxAttempts) * cycleMs;
+}
 
 /**
  * A heavy load, drawn by about one chaos program in HEAVY_LOAD_ONE_IN: what meets Convex's count

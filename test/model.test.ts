@@ -1,3 +1,9 @@
+// @vitest-environment node
+// (Node's globals, not the edge runtime's: its typed arrays and ArrayBuffer are proxies whose traps
+// run at every `new` and `instanceof`, which convex's value encoding makes for each integer it
+// encodes or decodes; chaos programs draw error data of 300 KB of bigints, and that encoding was
+// about a third of their CPU, three times slower than under Node. docs/RELIABILITY.md, "Campaign
+// speed".)
 /**
  * Model-based randomized testing (fast-check): random programs of operations against one pool,
  * checked step by step against a small reference model. Time is virtual (fake timers); each program
@@ -99,6 +105,7 @@ import { MAX_PAYLOAD_BYTES } from "../src/component/model/validate.js";
 import type { RateLimit } from "../src/client/index.js";
 import { digest, nestedOf, valueOf } from "./app/chaos.js";
 import {
+  brokenTaskDrainMs,
   bulk,
   CUT_NOTE_ALLOWANCE,
   DEDUPE_KEYS,
@@ -898,7 +905,8 @@ async function runOn(
    * the jobs of a dead action runner keep their slots until their actions could have ended
    * (RUNNER_DEATH_SETTLE_MS). */
   let runnerDiedAt = 0;
-  /** How much longer the slow tasks enqueued so far may take to drain (slowDrainMs). */
+  /** How much longer the slow tasks and broken tasks enqueued so far may take to drain
+   * (slowDrainMs, brokenTaskDrainMs). */
   let slowDrainTotalMs = 0;
   /** Tasks of the executor that always fails (brokenTask), by id. */
   const brokenTasks: string[] = [];
@@ -1636,8 +1644,9 @@ async function runOn(
         );
         break;
       case "brokenTask": {
+        const maxAttempts = step.retry ? 2 : 1;
         const options = step.retry
-          ? { retry: { maxAttempts: 2, initialBackoffMs: 100, base: 2 } }
+          ? { retry: { maxAttempts, initialBackoffMs: 100, base: 2 } }
           : {};
         brokenTasks.push(
           await t.mutation(anyApi.brokenExecutors.enqueueBroken, {
@@ -1646,6 +1655,7 @@ async function runOn(
           }),
         );
         totals.brokenTasks++;
+        slowDrainTotalMs += brokenTaskDrainMs(maxAttempts);
         break;
       }
       case "pause":
@@ -2258,6 +2268,14 @@ const CHAOS_REPLAYS: Array<{
     taskWeight: 1,
     heavy: true,
     what: "1,444 callbacks whose deliverer fails: the delivery check's splits over 1,000 schedules (review 2026-11-27 H1)",
+  },
+  {
+    seed: 1174222989,
+    path: "59",
+    taskWeight: 2,
+    heavy: true,
+    operator: true,
+    what: "four broken executors' tasks hold the only slot for 19 recovery cycles, then a drain at 1 start a second (the model's window)",
   },
 ];
 

@@ -96,6 +96,27 @@ export function hasFreeSlot(pass: Pass, entry: KeyEntry): boolean {
   return !entry.paused && entry.counts.active < keyLimit(pass, entry);
 }
 
+/**
+ * True when a job that holds its key's slot (a retry, a snooze, a task given back untaken) may
+ * start its next run now: the key is not paused and runs fewer attempts than its limit. Until a
+ * limit is lowered this always holds (a holder that is not running leaves its key at least one
+ * running attempt short of the limit); after, holders past the new limit run one after another as
+ * running ones end, and none waits for another holder's slot (review 2026-11-27 L4: a task handed
+ * over before the lowering and given back by its executor starts within the new limit).
+ */
+export function holderMayStart(pass: Pass, entry: KeyEntry): boolean {
+  return !entry.paused && entry.counts.running < keyLimit(pass, entry);
+}
+
+/** True when the key's queue may have a head that starts now: a free slot, or a queued holder
+ * that may run. */
+function queueMayStart(pass: Pass, entry: KeyEntry): boolean {
+  if (entry.counts.queued <= 0) return false;
+  return (
+    hasFreeSlot(pass, entry) || (queuedAt(entry, RANK_HOLDER) > 0 && holderMayStart(pass, entry))
+  );
+}
+
 type CountField = "active" | "running" | "queued" | "succeeded" | "failed" | "canceled";
 
 /** Applies `change` to the key's counts; written back by `flushKeys`. */
@@ -208,7 +229,8 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
 
 /** True when the key has queued jobs and the head may start now. */
 export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
-  return head !== null && !entry.paused && (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
+  if (head === null) return false;
+  return head.rank === RANK_HOLDER ? holderMayStart(pass, entry) : hasFreeSlot(pass, entry);
 }
 
 /**
@@ -218,7 +240,7 @@ export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> 
 export async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
   const freed: FreedKey[] = [];
   for (const entry of pass.keys.values()) {
-    if (!entry.dirty || entry.counts.queued <= 0 || !hasFreeSlot(pass, entry)) continue;
+    if (!entry.dirty || !queueMayStart(pass, entry)) continue;
     const head = await queueHead(pass, entry);
     if (head !== null) {
       freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
@@ -238,7 +260,7 @@ export type FreedKey = { key: string; runAt: number; priority: StoredPriority };
  */
 export async function flushKeys(pass: Pass): Promise<void> {
   for (const entry of pass.keys.values()) {
-    if (entry.dirty && entry.counts.queued > 0 && hasFreeSlot(pass, entry)) {
+    if (entry.dirty && queueMayStart(pass, entry)) {
       await markReady(pass, entry);
     }
   }

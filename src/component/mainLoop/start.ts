@@ -11,6 +11,7 @@ import {
   firstReadyAt,
   hasFreeSlot,
   headMayStart,
+  holderMayStart,
   keyEntry,
   keysFreedThisPass,
   queueForKey,
@@ -256,10 +257,10 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">, budget: Budget): P
 async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Promise<boolean> {
   const entry = await keyEntry(pass, key);
   const holdsSlot = row.holdsSlot === true;
-  // A retry keeps the slot it holds; another job takes a free one, unless jobs of its key wait
-  // ahead of it.
+  // A retry keeps the slot it holds (and runs within the key's limit); another job takes a free
+  // one, unless jobs of its key wait ahead of it.
   const startNow = holdsSlot
-    ? !entry.paused
+    ? holderMayStart(pass, entry)
     : hasFreeSlot(pass, entry) && entry.counts.queued === 0;
   if (!startNow) {
     await queueForKey(pass, entry, {
@@ -298,8 +299,8 @@ async function startFreedKey(pass: Pass, key: string, freed: FreedKey[]): Promis
 }
 
 /**
- * Starts the head of the key's queue if the key may (a head that holds its slot may always, unless
- * the key is paused). Returns whether a job started, and the due time and priority of the next head
+ * Starts the head of the key's queue if the key may (a head that holds its slot may whenever the
+ * key is not paused and runs fewer than its limit). Returns whether a job started, and the due time and priority of the next head
  * when that one may start as well.
  */
 async function startHead(

@@ -122,6 +122,10 @@ export const vTaskHandover = v.object({
   runAt: v.optional(v.number()),
   /** The task's key, if it has one: a report gives the task back while its key is paused. */
   key: v.optional(v.string()),
+  /** Its key's parallelism when the loop handed it over: a report that finds the key's limit
+   * lowered since gives it back untaken, so that the new limit holds for tasks not yet started
+   * (unset on rows written before it was kept). */
+  keyParallelism: v.optional(v.number()),
 });
 export type TaskHandover = Infer<typeof vTaskHandover>;
 

@@ -8,7 +8,8 @@
  * hand-overs it takes, its own executor row (`concurrency`, `ending`, or its deletion when the
  * loop has nothing of it left to settle) and its function's `executorFunctions` row (the
  * concurrency it states, when new or changed). A task it reads but is not to start (no room, a
- * pause of the pool or of the task's key, a lowered maxParallelism) it gives back as an outcome
+ * pause of the pool or of the task's key, a lowered maxParallelism or key parallelism) it gives
+ * back as an outcome
  * marked `givenBack`, which the loop undoes as a start; never decides
  * retries, never changes a job's state, never admits a task (the loop does, mainLoop/executors.ts).
  */
@@ -125,10 +126,10 @@ export const report = mutation({
       await rememberConcurrency(ctx, row.fnHandle, concurrency);
     }
     // Tasks not yet taken obey a pause (of the pool or of their key) and a lowered
-    // maxParallelism that came after the loop handed them over: the report gives them back
-    // instead (settings change rarely, so these reads seldom conflict).
+    // maxParallelism or key parallelism that came after the loop handed them over: the report
+    // gives them back instead (settings change rarely, so these reads seldom conflict).
     const config = await readConfig(ctx.db);
-    const keyPaused = pausedKeys(ctx);
+    const keyHolds = keyHoldsBack(ctx, config.keyParallelism);
     const { unstarted, ...answer } = await takeHandovers(ctx, row._id, {
       all: ending === true,
       room: room ?? REPORT_TAKE_BATCH,
@@ -138,7 +139,7 @@ export const report = mutation({
       withheld: (handover) =>
         config.paused === true ||
         (handover.maxParallelism !== undefined && config.maxParallelism < handover.maxParallelism),
-      keyPaused,
+      keyHolds,
     });
     // Filed under the executor's id, which its tasks' running state names (for recovery).
     await recordCompletions(ctx, [...reported, ...unstarted], row._id);
@@ -174,7 +175,7 @@ async function takeHandovers(
     seq,
     giveBackExcess,
     withheld,
-    keyPaused,
+    keyHolds,
   }: {
     all: boolean;
     room: number;
@@ -182,7 +183,8 @@ async function takeHandovers(
     seq: number | undefined;
     giveBackExcess: boolean;
     withheld: (row: Doc<"handovers">) => boolean;
-    keyPaused: (key: string) => Promise<boolean>;
+    /** Whether the task's key holds it back now (paused, or its limit lowered since). */
+    keyHolds: (handed: TaskHandover) => Promise<boolean>;
   },
 ) {
   const tasks: Array<Infer<typeof vHandedTask>> = [];
@@ -256,8 +258,9 @@ async function takeHandovers(
       }
       if (full()) break;
       // Read only for a task it would take: at most `room` keys a report (each read once).
-      if (handed.key !== undefined && (await keyPaused(handed.key))) {
-        // Handed over before its key was paused (review 2026-11-27 L4): not to start now.
+      if (await keyHolds(handed)) {
+        // Handed over before its key was paused or its limit lowered (review 2026-11-27 L4):
+        // not to start now; the loop starts it within the key's limit, at its place in line.
         givenBack.push(handed);
         consumed++;
         continue;
@@ -343,20 +346,31 @@ async function rememberConcurrency(ctx: MutationCtx, fnHandle: string, concurren
   }
 }
 
-/** Whether a key is paused (`pause({ key })`), each key read once per report. */
-function pausedKeys(ctx: MutationCtx): (key: string) => Promise<boolean> {
-  const known = new Map<string, boolean>();
-  return async (key) => {
-    let paused = known.get(key);
-    if (paused === undefined) {
-      const settings = await ctx.db
+/** Whether a handed task's key holds it back: the key is paused (`pause({ key })`), or its limit
+ * (its own, else the pool's `keyParallelism`) is below the one the hand-over recorded. Each key's
+ * settings are read once per report. */
+function keyHoldsBack(
+  ctx: MutationCtx,
+  poolKeyParallelism: number,
+): (handed: TaskHandover) => Promise<boolean> {
+  const known = new Map<string, { paused: boolean; parallelism: number }>();
+  return async ({ key, keyParallelism }) => {
+    if (key === undefined) return false;
+    let settings = known.get(key);
+    if (settings === undefined) {
+      const row = await ctx.db
         .query("keySettings")
         .withIndex("by_key", (q) => q.eq("key", key))
         .first();
-      paused = settings?.paused === true;
-      known.set(key, paused);
+      settings = {
+        paused: row?.paused === true,
+        parallelism: row?.parallelism ?? poolKeyParallelism,
+      };
+      known.set(key, settings);
     }
-    return paused;
+    return (
+      settings.paused || (keyParallelism !== undefined && settings.parallelism < keyParallelism)
+    );
   };
 }
 
