@@ -262,6 +262,7 @@ export function keyTurn(
     tier: tierOf(entry.counts.running, reserve),
     pass: joinPass(entry.counts.pass, levelTime),
     runAt: head.runAt,
+    order: head._creationTime,
   };
 }
 

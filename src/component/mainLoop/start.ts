@@ -285,6 +285,7 @@ async function startLevelShared(
   }
   const unkeyed = new UnkeyedJobs(pass, level, want);
   let exhausted = false;
+  let taken = 0;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
     if (chunk <= 0) chunk = await budgetUnits(pass, "start", START_COST);
     if (chunk <= 0) break;
@@ -298,8 +299,11 @@ async function startLevelShared(
       exhausted = bound === undefined && !unkeyed.full;
       break;
     }
-    if (bound !== undefined && beyond(next, bound)) break;
+    // Past the listed keys read, an unread one might go first: the next pass goes on from there
+    // (the first turn is taken regardless, so that every pass makes progress).
+    if (bound !== undefined && taken > 0 && beyond(next, bound)) break;
     budget.taken++;
+    taken++;
     chunk--;
     // A turn without a rival moves no clock: alone, a contender owes nothing to anyone.
     const rivals = contenders.size + (jobs ? 1 : 0) > 1;
@@ -329,13 +333,9 @@ async function startLevelShared(
  * first. A row not yet placed (no tier: a hint) bounds every turn. */
 function beyond(turn: Turn, bound: Doc<"keyReady">): boolean {
   if (bound.tier === undefined || bound.pass === undefined) return true;
-  return (
-    compareTurns(
-      turn,
-      { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt },
-      "share",
-    ) > 0
-  );
+  // The row's head may have arrived after the turn's: only a later tier, pass or due time counts.
+  const last = { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt };
+  return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
 }
 
 /**
