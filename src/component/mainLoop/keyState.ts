@@ -1,14 +1,16 @@
 /**
- * Keys, the loop's side: each key's limit, start order and counts. A keyed job starts only while
- * its key holds fewer jobs than its limit (a job holds its key's slot from its first start until it
- * finishes, through retry backoffs) and is not paused; otherwise it waits in `keyQueue`, in the
- * key's order, and `keyReady` lists the keys whose queue head may start. A pass loads a key's row
- * once (`keyEntry`), changes it in memory, and `flushKeys` writes it back at the end.
+ * Keys, the loop's side: each key's settings, queue and counts, as stored. A keyed job that may
+ * not start yet waits in `keyQueue`, in the key's order (a job holds its key's slot from its first
+ * start until it finishes, through retry backoffs). A pass loads a key's row once (`keyEntry`),
+ * changes it in memory, and `flushKeys` writes it back at the end. Who may start next, and which
+ * keys `keyReady` lists, is the start stage's decision (start.ts, by model/startOrder.ts's rules),
+ * never this module's.
  * Only the loop calls this; it never reads what enqueue writes (`keyLedger`), and never scans a
  * key's queue (it reads heads).
  */
 import type { Doc, Id } from "../_generated/dataModel.js";
 import type { StoredPriority } from "../model/validators.js";
+import { DEFAULT_WEIGHT, type RateLimit } from "../model/startOrder.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */
@@ -20,7 +22,14 @@ export type KeyEntry = {
   counts: KeyCounts;
   parallelism: number | undefined;
   paused: boolean;
+  /** The key's share (section 13): its own weight and reserve, else 1 and 0. */
+  weight: number;
+  reserve: number;
+  /** The key's rate limit in force: its own, else the pool's keyRateLimit (false: exempt). */
+  rateLimit: RateLimit | undefined;
   dirty: boolean;
+  /** The key's `keyReady` row as this pass last read or wrote it (undefined: not read). */
+  listed?: Doc<"keyReady"> | null;
   /** The key's queue head as this pass last read it (undefined: not read since the queue changed). */
   head?: Doc<"keyQueue"> | null;
 };
@@ -73,6 +82,10 @@ export async function keyEntry(pass: Pass, key: string): Promise<KeyEntry> {
     counts,
     parallelism: settings?.parallelism,
     paused: settings?.paused ?? false,
+    weight: settings?.weight ?? DEFAULT_WEIGHT,
+    reserve: settings?.reserve ?? 0,
+    rateLimit:
+      settings?.rateLimit === false ? undefined : (settings?.rateLimit ?? pass.config.keyRateLimit),
     dirty: false,
   };
   pass.keys.set(key, entry);
@@ -94,27 +107,6 @@ export function keyLimit(pass: Pass, entry: KeyEntry): number {
 /** True when a job of the key that holds no slot yet may take one now. */
 export function hasFreeSlot(pass: Pass, entry: KeyEntry): boolean {
   return !entry.paused && entry.counts.active < keyLimit(pass, entry);
-}
-
-/**
- * True when a job that holds its key's slot (a retry, a snooze, a task given back untaken) may
- * start its next run now: the key is not paused and runs fewer attempts than its limit. Until a
- * limit is lowered this always holds (a holder that is not running leaves its key at least one
- * running attempt short of the limit); after, holders past the new limit run one after another as
- * running ones end, and none waits for another holder's slot (review 2026-11-27 L4: a task handed
- * over before the lowering and given back by its executor starts within the new limit).
- */
-export function holderMayStart(pass: Pass, entry: KeyEntry): boolean {
-  return !entry.paused && entry.counts.running < keyLimit(pass, entry);
-}
-
-/** True when the key's queue may have a head that starts now: a free slot, or a queued holder
- * that may run. */
-function queueMayStart(pass: Pass, entry: KeyEntry): boolean {
-  if (entry.counts.queued <= 0) return false;
-  return (
-    hasFreeSlot(pass, entry) || (queuedAt(entry, RANK_HOLDER) > 0 && holderMayStart(pass, entry))
-  );
 }
 
 type CountField = "active" | "running" | "queued" | "succeeded" | "failed" | "canceled";
@@ -227,43 +219,8 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
   return true;
 }
 
-/** True when the key has queued jobs and the head may start now. */
-export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
-  if (head === null) return false;
-  return head.rank === RANK_HOLDER ? holderMayStart(pass, entry) : hasFreeSlot(pass, entry);
-}
-
-/**
- * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
- * head's due time: the start stage takes them like `keyReady` rows, without writing one.
- */
-export async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
-  const freed: FreedKey[] = [];
-  for (const entry of pass.keys.values()) {
-    if (!entry.dirty || !queueMayStart(pass, entry)) continue;
-    const head = await queueHead(pass, entry);
-    if (head !== null) {
-      freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
-    }
-  }
-  return freed.sort((a, b) => a.runAt - b.runAt);
-}
-
-/** A key whose head may start, known to the pass (not listed in `keyReady`). */
-export type FreedKey = { key: string; runAt: number; priority: StoredPriority };
-
-/**
- * Writes back every key the pass changed, and lists in `keyReady` each of them whose queue head may
- * still start (the pass ran out of room before it). A listed row is never removed here: the start
- * stage checks the key before it starts anything and drops a row that no longer applies (so a hint
- * from `resume` is never lost).
- */
+/** Writes back every key the pass changed (start.ts `listKeys` placed them in `keyReady` first). */
 export async function flushKeys(pass: Pass): Promise<void> {
-  for (const entry of pass.keys.values()) {
-    if (entry.dirty && queueMayStart(pass, entry)) {
-      await markReady(pass, entry);
-    }
-  }
   for (const entry of pass.keys.values()) {
     if (!entry.dirty) continue;
     if (entry.rowId) await pass.ctx.db.replace("keyState", entry.rowId, entry.counts);
@@ -276,16 +233,13 @@ export async function firstReadyAt(pass: Pass): Promise<number | undefined> {
   return (await pass.ctx.db.query("keyReady").withIndex("by_runAt").first())?.runAt;
 }
 
-/** Lists the key in `keyReady` (at its queue head's due time) unless it is listed already. */
-async function markReady(pass: Pass, entry: KeyEntry): Promise<void> {
-  const { key } = entry.counts;
-  const listed = await pass.ctx.db
-    .query("keyReady")
-    .withIndex("by_key", (q) => q.eq("key", key))
-    .first();
-  if (listed) return;
-  const head = await queueHead(pass, entry);
-  if (head) {
-    await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt, priority: head.priority });
+/** The key's `keyReady` row (one per key), read once per pass. */
+export async function listedRow(pass: Pass, entry: KeyEntry): Promise<Doc<"keyReady"> | null> {
+  if (entry.listed === undefined) {
+    entry.listed = await pass.ctx.db
+      .query("keyReady")
+      .withIndex("by_key", (q) => q.eq("key", entry.counts.key))
+      .first();
   }
+  return entry.listed;
 }

@@ -1,31 +1,48 @@
 /**
- * Loop stage: starting work. Up to the free capacity (`maxParallelism` minus running; none while
- * the pool is paused) it takes, in due order, the due rows of `pendingStart`, the heads of keys
- * listed in `keyReady`, and the heads of keys this pass freed. A job without a key starts; a keyed job starts within its key's limit, or
- * waits in its key's queue (keyState.ts) without being read again until its key can start it.
- * The only place a job enters "running".
+ * Loop stage: starting work, and the one home of who starts next. Up to the free capacity
+ * (`maxParallelism` minus running, within the pool's rate limit; none while the pool is paused) it
+ * starts due work level by level ("high", then "normal", then "low"), applying the start order's
+ * rules (model/startOrder.ts): under fair share, keys and the jobs without a key take weighted
+ * turns by virtual pass, keys below their reserve first; under `fairness: "due"`, the earliest due
+ * head first across keys. A key's limits (parallelism, pause, rate limit) say whether it takes
+ * part; which keys `keyReady` lists is decided here too (`listKeys`). keyState.ts only stores what
+ * these decisions read and change. The only place a job enters "running".
  */
 import { internal } from "../_generated/api.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import {
   firstReadyAt,
   hasFreeSlot,
-  headMayStart,
-  holderMayStart,
   keyEntry,
-  keysFreedThisPass,
+  keyLimit,
+  listedRow,
   queueForKey,
   queueHead,
   queueHolder,
+  RANK_HOLDER,
   startedHead,
   updateKey,
-  type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
+import {
+  compareTurns,
+  DEFAULT_WEIGHT,
+  firstTurn,
+  joinPass,
+  keyMayStart,
+  withinKeyLimit,
+  logStarts,
+  nextAllowedAt,
+  passAfterTurn,
+  rateRoom,
+  reserveInEffect,
+  tierOf,
+  type Turn,
+} from "../model/startOrder.js";
 import { handOverTask } from "./executors.js";
 import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
-  advanceCursor,
+  advanceStartCursor,
   countDueStarts,
   readDueStarts,
   startCursorOf,
@@ -82,18 +99,25 @@ export async function startWork(pass: Pass): Promise<StartOutcome> {
   const poolRoom = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
   const rateRoom = startsAllowed(pass);
   const room = Math.min(poolRoom, rateRoom);
+  const shared = pass.config.fairness === "share";
+  // Under fair share, due keyed jobs go to their keys' queues even while nothing may start, so
+  // that every key with due jobs is known when a slot frees, not only those ahead in due order.
+  const intake = shared ? await intakeKeyed(pass) : { more: false, taken: 0 };
   if (room <= 0) {
     recordStarts(pass, 0);
-    return { more: false, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
+    return { more: intake.more, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
   }
-  const freed = await keysFreedThisPass(pass);
-  const budget: Budget = { capacity: room, taken: 0, chunk: 0 };
+  const freed = shared ? [] : await keysFreedThisPass(pass);
+  const budget: Budget = { capacity: room, taken: intake.taken, chunk: 0 };
   let exhausted = true;
   for (const level of PRIORITY_LEVELS) {
-    exhausted = await startLevel(pass, level, freed, budget);
+    exhausted = shared
+      ? await startLevelShared(pass, level, budget)
+      : await startLevel(pass, level, freed, budget);
     // A level that still has due work keeps every lower one waiting.
     if (!exhausted) break;
   }
+  exhausted &&= !intake.more;
   recordStarts(pass, room - budget.capacity);
   const rateBound = rateRoom < poolRoom && budget.capacity === 0;
   return {
@@ -179,8 +203,222 @@ async function startLevel(
     }
   }
   // The level's pendingStart rows below the first one that may be left are gone.
-  advanceCursor(pass, startCursorOf(level), dueLeftAt ?? pass.segment);
+  advanceStartCursor(pass, level, "all", dueLeftAt ?? pass.segment);
   return exhausted;
+}
+
+/**
+ * Fair share's intake: moves due keyed `pendingStart` rows of every level to their keys' queues
+ * (a retry that holds its slot first in its key's order), within the stage's batch and the pass's
+ * budget. `more` when it stopped on either: more may be due.
+ */
+async function intakeKeyed(pass: Pass): Promise<{ more: boolean; taken: number }> {
+  let taken = 0;
+  for (const level of PRIORITY_LEVELS) {
+    const want = Math.min(START_BATCH - taken, await budgetUnits(pass, "start", START_COST));
+    if (want <= 0) return { more: true, taken };
+    const { rows, full } = await readDueStarts(pass, level, want, "keyed");
+    for (const row of rows) await queueKeyedRow(pass, row);
+    taken += rows.length;
+    const leftAt = full && rows.length > 0 ? rows[rows.length - 1].segment : pass.segment;
+    advanceStartCursor(pass, level, "keyed", leftAt);
+    if (full) return { more: true, taken };
+  }
+  return { more: false, taken };
+}
+
+/** Puts a due keyed row's job in its key's queue and deletes the row. */
+async function queueKeyedRow(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
+  const entry = await keyEntry(pass, row.key as string);
+  await queueForKey(pass, entry, {
+    workId: row.workId,
+    runAt: row.runAt,
+    holdsSlot: row.holdsSlot === true,
+    priority: row.priority,
+  });
+  await pass.ctx.db.delete("pendingStart", row._id);
+}
+
+/** A contender of the turns of a level under fair share: a key (its entry) or the jobs without a
+ * key (`key` null). */
+type Contender = Turn & { entry?: KeyEntry };
+
+/**
+ * Starts the due work of one priority level under fair share (model/startOrder.ts): the keys that
+ * may start (known to the pass, or listed in `keyReady` by tier and virtual pass) and the jobs
+ * without a key take turns, each turn to the contender that goes first; a key's turn starts its
+ * queue's head. Reads listed keys a chunk at a time and stops (to go on in the next pass) before
+ * a turn that an unread listed key might precede. Returns true when the level has nothing left
+ * that is due.
+ */
+async function startLevelShared(
+  pass: Pass,
+  level: StoredPriority,
+  budget: Budget,
+): Promise<boolean> {
+  if (budget.capacity <= 0 || budget.taken >= START_BATCH) return false;
+  const clock = levelClock(pass, level);
+  const clockBefore = { ...clock };
+  const contenders = new Map<string, Contender>();
+  const consider = async (entry: KeyEntry) => {
+    const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
+    if (head === null || head.priority !== level || !headMayStart(pass, entry, head)) {
+      contenders.delete(entry.counts.key);
+      return;
+    }
+    contenders.set(entry.counts.key, { ...keyTurn(pass, entry, head, clock.time), entry });
+  };
+  // Keys this pass already holds (freed by a completion, or given jobs by the intake).
+  for (const entry of pass.keys.values()) if (entry.dirty) await consider(entry);
+  // Turns are taken in chunks sized to the pass's budget (passBudget.ts), asked once per chunk.
+  let chunk = await budgetUnits(pass, "start", START_COST);
+  if (chunk <= 0) return false;
+  const want = Math.min(budget.capacity, START_BATCH - budget.taken);
+  // Listed keys, first in the level's order; a full read leaves a bound no turn may pass.
+  const listed = await pass.ctx.db
+    .query("keyReady")
+    .withIndex("by_share", (q) => q.eq("priority", level))
+    .take(want);
+  const bound = listed.length === want ? listed[listed.length - 1] : undefined;
+  for (const row of listed) {
+    if (contenders.has(row.key)) continue;
+    const entry = await keyEntry(pass, row.key);
+    entry.listed = row;
+    await consider(entry);
+    // A row whose key may not start now is placed again (or dropped) at the end of the pass.
+    if (!contenders.has(row.key)) entry.dirty = true;
+  }
+  const unkeyed = new UnkeyedJobs(pass, level, want);
+  let exhausted = false;
+  let taken = 0;
+  while (budget.capacity > 0 && budget.taken < START_BATCH) {
+    if (chunk <= 0) chunk = await budgetUnits(pass, "start", START_COST);
+    if (chunk <= 0) break;
+    const head = await unkeyed.head();
+    const jobs: Contender | undefined =
+      head === undefined
+        ? undefined
+        : { key: null, tier: 1, pass: joinPass(clock.unkeyed, clock.time), runAt: head.runAt };
+    const next = firstTurn([...contenders.values(), ...(jobs ? [jobs] : [])], "share");
+    if (next === undefined) {
+      exhausted = bound === undefined && !unkeyed.full;
+      break;
+    }
+    // Past the listed keys read, an unread one might go first: the next pass goes on from there
+    // (the first turn is taken regardless, so that every pass makes progress).
+    if (bound !== undefined && taken > 0 && beyond(next, bound)) break;
+    budget.taken++;
+    taken++;
+    chunk--;
+    // A turn without a rival moves no clock: alone, a contender owes nothing to anyone.
+    const rivals = contenders.size + (jobs ? 1 : 0) > 1;
+    if (rivals) clock.time = Math.max(clock.time, next.pass);
+    let started: boolean;
+    if (next.entry === undefined) {
+      const job = unkeyed.take();
+      started = await startJob(pass, job.workId, job.runAt, undefined, job.shared);
+      if (rivals) clock.unkeyed = passAfterTurn(next.pass, DEFAULT_WEIGHT);
+    } else {
+      const { entry } = next;
+      started = (await startHead(pass, entry.counts.key)).started;
+      if (rivals) entry.counts.pass = passAfterTurn(next.pass, entry.weight);
+      entry.dirty = true;
+      await consider(entry);
+    }
+    if (started) budget.capacity--;
+  }
+  await unkeyed.finish();
+  if (clock.time !== clockBefore.time || clock.unkeyed !== clockBefore.unkeyed) {
+    setLevelClock(pass, level, clock);
+  }
+  return exhausted;
+}
+
+/** True when `turn` would go after the last listed row read (`bound`): an unread row might go
+ * first. A row not yet placed (no tier: a hint) bounds every turn. */
+function beyond(turn: Turn, bound: Doc<"keyReady">): boolean {
+  if (bound.tier === undefined || bound.pass === undefined) return true;
+  // The row's head may have arrived after the turn's: only a later tier, pass or due time counts.
+  const last = { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt };
+  return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
+}
+
+/**
+ * A level's due jobs without a key, in due order, read a chunk at a time from their cursor: the
+ * queue of the jobs without a key, which take turns as one key. A keyed row met among them (one
+ * written before rows were marked `keyed`) goes to its key's queue. `finish` writes back a row
+ * whose jobs were started in part and moves the level's cursor.
+ */
+class UnkeyedJobs {
+  private rows: Doc<"pendingStart">[] = [];
+  private row = 0;
+  private job = 0;
+  private read = false;
+  full = false;
+  constructor(
+    private readonly pass: Pass,
+    private readonly level: StoredPriority,
+    private readonly want: number,
+  ) {}
+
+  /** The next job's row, if a job is due. */
+  async head(): Promise<Doc<"pendingStart"> | undefined> {
+    for (;;) {
+      if (this.row < this.rows.length) {
+        const row = this.rows[this.row];
+        if (row.key === undefined) return row;
+        await queueKeyedRow(this.pass, row);
+        this.row++;
+        continue;
+      }
+      if (this.read && !this.full) return undefined;
+      if (this.read) await this.dropTaken();
+      const { rows, full } = await readDueStarts(this.pass, this.level, this.want, "unkeyed");
+      this.rows = rows;
+      this.row = 0;
+      this.job = 0;
+      this.full = full;
+      this.read = true;
+      if (rows.length === 0) return undefined;
+    }
+  }
+
+  /** Takes the next job (`head` must have said there is one); `shared` when its row holds a
+   * batch's jobs, where one canceled while it waited stays listed. */
+  take(): { workId: Id<"work">; runAt: number; shared: boolean } {
+    const row = this.rows[this.row];
+    const jobs = [row.workId, ...(row.more ?? [])];
+    const workId = jobs[this.job++];
+    if (this.job === jobs.length) {
+      this.row++;
+      this.job = 0;
+      this.pending.push(row._id);
+    }
+    return { workId, runAt: row.runAt, shared: row.more !== undefined };
+  }
+
+  private pending: Id<"pendingStart">[] = [];
+
+  /** Deletes the rows whose jobs were all taken. */
+  private async dropTaken(): Promise<void> {
+    for (const id of this.pending) await this.pass.ctx.db.delete("pendingStart", id);
+    this.pending = [];
+  }
+
+  /** Writes back what was taken and moves the level's cursor past the rows that are gone. */
+  async finish(): Promise<void> {
+    await this.dropTaken();
+    const { pass, level } = this;
+    if (!this.read) return;
+    const left = this.rows[this.row];
+    if (left !== undefined && this.job > 0) {
+      const [workId, ...more] = [left.workId, ...(left.more ?? [])].slice(this.job);
+      await pass.ctx.db.patch("pendingStart", left._id, { workId, more });
+    }
+    const last = this.rows[this.rows.length - 1];
+    const leftAt = left?.segment ?? (this.full && last ? last.segment : pass.segment);
+    advanceStartCursor(pass, level, "unkeyed", leftAt);
+  }
 }
 
 /** True when a pendingStart row or a listed key is due, at any level (single-row reads). */
@@ -259,9 +497,11 @@ async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Pr
   const holdsSlot = row.holdsSlot === true;
   // A retry keeps the slot it holds (and runs within the key's limit); another job takes a free
   // one, unless jobs of its key wait ahead of it.
-  const startNow = holdsSlot
-    ? holderMayStart(pass, entry)
-    : hasFreeSlot(pass, entry) && entry.counts.queued === 0;
+  const startNow =
+    keyAllowedAt(pass, entry) === undefined &&
+    (holdsSlot
+      ? keyLimitLets(pass, entry, true)
+      : hasFreeSlot(pass, entry) && entry.counts.queued === 0);
   if (!startNow) {
     await queueForKey(pass, entry, {
       workId: row.workId,
@@ -279,10 +519,15 @@ async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Pr
  * while that one may start too, or drops it. */
 async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
   const { started, next } = await startHead(pass, ready.key);
+  const entry = await keyEntry(pass, ready.key);
   if (next !== undefined) {
     await pass.ctx.db.patch("keyReady", ready._id, next);
+    entry.listed = { ...ready, ...next };
   } else {
     await pass.ctx.db.delete("keyReady", ready._id);
+    entry.listed = null;
+    // A key its rate limit holds is listed again at the end of the pass, for when it may start.
+    if (keyAllowedAt(pass, entry) !== undefined) entry.dirty = true;
   }
   return started;
 }
@@ -300,7 +545,7 @@ async function startFreedKey(pass: Pass, key: string, freed: FreedKey[]): Promis
 
 /**
  * Starts the head of the key's queue if the key may (a head that holds its slot may whenever the
- * key is not paused and runs fewer than its limit). Returns whether a job started, and the due time and priority of the next head
+ * key is not paused and runs fewer attempts than its limit). Returns whether a job started, and the due time and priority of the next head
  * when that one may start as well.
  */
 async function startHead(
@@ -360,7 +605,13 @@ async function startJob(
     await markRunning(pass, work, runner);
   }
   pass.state.running++;
-  if (key) updateKey(key, { running: 1 });
+  if (key) {
+    updateKey(key, { running: 1 });
+    if (key.rateLimit !== undefined) {
+      const log = logStarts(key.counts.startLog, key.rateLimit, pass.now, 1);
+      key.counts.startLog = log?.map((b) => ({ from: b.from ?? b.at, at: b.at, n: b.n }));
+    }
+  }
   recordStart(pass, Math.max(0, pass.now - runAt));
   pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
   return true;
@@ -383,13 +634,10 @@ export async function placeActions(pass: Pass): Promise<void> {
   for (let i = 0; i < started.length; i += ACTION_RUNNER_BATCH) {
     const batch = started.slice(i, i + ACTION_RUNNER_BATCH);
     const jobs = batch.map(runnerArgs);
-    // Unique to this runner: one pass commits per generation, and a pass places each batch once.
-    const runner = `${pass.state.generation}.${i / ACTION_RUNNER_BATCH}`;
     const scheduledId = await pass.ctx.scheduler.runAfter(0, internal.runners.actionRunner.run, {
       jobs,
-      runner,
     });
-    for (const work of batch) await markRunning(pass, work, { scheduledId, runner });
+    for (const work of batch) await markRunning(pass, work, { scheduledId });
   }
 }
 
@@ -397,11 +645,7 @@ export async function placeActions(pass: Pass): Promise<void> {
 async function markRunning(
   pass: Pass,
   work: Doc<"work">,
-  runner: {
-    scheduledId: Id<"_scheduled_functions">;
-    executorId?: Id<"executors">;
-    runner?: string;
-  },
+  runner: { scheduledId: Id<"_scheduled_functions">; executorId?: Id<"executors"> },
 ): Promise<void> {
   await pass.ctx.db.patch("work", work._id, {
     state: { kind: "running", ...runner, startedAt: pass.now },
@@ -441,4 +685,141 @@ async function scheduleWorker(pass: Pass, work: Doc<"work">) {
     default:
       return work.fnType satisfies never;
   }
+}
+
+/**
+ * Places every key the pass changed in `keyReady` (`placeListed`): listed while its queue head may
+ * start (or waits only for its rate limit), dropped otherwise. Every key it drops was read in this
+ * pass, so a hint from `resume` or `setKeyParallelism` that came after is never lost (that caller
+ * lists the key again). Called once per pass, before `flushKeys` writes the keys back.
+ */
+export async function listKeys(pass: Pass): Promise<void> {
+  for (const entry of pass.keys.values()) if (entry.dirty) await placeListed(pass, entry);
+}
+
+/** True when the key has queued jobs and the head may start now (model/startOrder.ts
+ * `keyMayStart`: not paused, within its parallelism and its rate limit). */
+function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
+  return (
+    head !== null &&
+    keyMayStart({
+      paused: entry.paused,
+      active: entry.counts.active,
+      running: entry.counts.running,
+      limit: keyLimit(pass, entry),
+      headHoldsSlot: head.rank === RANK_HOLDER,
+      rateRoom: rateRoom(entry.counts.startLog, entry.rateLimit, pass.now),
+    })
+  );
+}
+
+/** Whether the key's limit (not its rate limit) lets a job start that holds its slot or not
+ * (model/startOrder.ts `withinKeyLimit`). */
+function keyLimitLets(pass: Pass, entry: KeyEntry, holdsSlot: boolean): boolean {
+  return withinKeyLimit({
+    paused: entry.paused,
+    active: entry.counts.active,
+    running: entry.counts.running,
+    limit: keyLimit(pass, entry),
+    holdsSlot,
+  });
+}
+
+/** When the key's rate limit next lets it start, if it does not now. */
+function keyAllowedAt(pass: Pass, entry: KeyEntry): number | undefined {
+  return nextAllowedAt(entry.counts.startLog, entry.rateLimit, pass.now);
+}
+
+/** The key's turn at its head's level under fair share, joined to the level's virtual time; the
+ * head must be read (`queueHead`). */
+function keyTurn(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue">, levelTime: number): Turn {
+  const reserve = reserveInEffect(entry.reserve, keyLimit(pass, entry), pass.config.maxParallelism);
+  return {
+    key: entry.counts.key,
+    tier: tierOf(entry.counts.running, reserve),
+    pass: joinPass(entry.counts.pass, levelTime),
+    runAt: head.runAt,
+    order: head._creationTime,
+  };
+}
+
+/**
+ * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
+ * head's due time: the start stage takes them like `keyReady` rows, without writing one.
+ */
+async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
+  const freed: FreedKey[] = [];
+  for (const entry of pass.keys.values()) {
+    if (!entry.dirty || entry.counts.queued <= 0) continue;
+    // A full key's head is read only when a holder of its slot could run (a retry's next run).
+    if (!keyLimitLets(pass, entry, false) && !keyLimitLets(pass, entry, true)) continue;
+    const head = await queueHead(pass, entry);
+    if (head !== null && headMayStart(pass, entry, head)) {
+      freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
+    }
+  }
+  return freed.sort((a, b) => a.runAt - b.runAt);
+}
+
+/** A key whose head may start, known to the pass (not listed in `keyReady`). */
+type FreedKey = { key: string; runAt: number; priority: StoredPriority };
+
+/**
+ * Lists the key at its head's level and due time (under fair share also its tier and virtual
+ * pass), or at the time its rate limit lets it start when that is later (tier TIER_WAITING until
+ * then); or drops its row when it may not start (at its parallelism, paused, or nothing queued:
+ * whoever changes that lists it again — a completion's pass, `resume`, `setKeyParallelism`).
+ */
+async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
+  const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
+  const allowedAt = keyAllowedAt(pass, entry);
+  const waitsForRate =
+    head !== null &&
+    allowedAt !== undefined &&
+    keyLimitLets(pass, entry, head.rank === RANK_HOLDER);
+  const listed = await listedRow(pass, entry);
+  if (head === null || (!waitsForRate && !headMayStart(pass, entry, head))) {
+    if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
+    entry.listed = null;
+    return;
+  }
+  const turn =
+    pass.config.fairness === "share"
+      ? keyTurn(pass, entry, head, levelClock(pass, head.priority).time)
+      : undefined;
+  const fields = {
+    key: entry.counts.key,
+    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
+    priority: head.priority,
+    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
+    pass: turn?.pass,
+  };
+  if (listed === null) {
+    const id = await pass.ctx.db.insert("keyReady", fields);
+    entry.listed = { _id: id, _creationTime: pass.now, ...fields };
+  } else if (
+    listed.runAt !== fields.runAt ||
+    listed.priority !== fields.priority ||
+    listed.tier !== fields.tier ||
+    listed.pass !== fields.pass
+  ) {
+    await pass.ctx.db.patch("keyReady", listed._id, fields);
+    entry.listed = { ...listed, ...fields };
+  }
+}
+
+/** The tier of a listed key that waits for its rate limit's window (read after the others). */
+const TIER_WAITING = 2;
+
+/** A level's fair-share clocks (section 13): its virtual time and its unkeyed jobs' pass. */
+type LevelClock = { time: number; unkeyed: number };
+
+/** A level's clocks as stored (a copy; zero when never set). */
+function levelClock(pass: Pass, level: StoredPriority): LevelClock {
+  return { ...(pass.state.share?.[level ?? "normal"] ?? { time: 0, unkeyed: 0 }) };
+}
+
+/** Stores a level's clocks. */
+function setLevelClock(pass: Pass, level: StoredPriority, clock: LevelClock): void {
+  pass.state.share = { ...pass.state.share, [level ?? "normal"]: clock };
 }
