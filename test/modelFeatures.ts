@@ -55,6 +55,14 @@ const CRONS: Record<string, number> = {
 };
 const stepOf = (timing: Timing) => ("everyMs" in timing ? timing.everyMs : CRONS[timing.cron]);
 
+type CompletionDraw = "success" | "failed" | "nonRetryable";
+const completionDraw = fc.constantFrom<CompletionDraw>(
+  "success",
+  "success",
+  "failed",
+  "nonRetryable",
+);
+
 export type FeatureOp =
   | {
       op: "schedule";
@@ -83,11 +91,16 @@ export type FeatureOp =
       n: number;
       /** Joins the program's latest open group. */
       inGroup: boolean;
+      /** What the app does for the first job: completes it while its function runs, once it
+       * waits, after its timeout, or never; with `outcome`, sent twice if `twice`. */
+      then: "early" | "onTime" | "late" | "never";
+      outcome: CompletionDraw;
+      twice: boolean;
     }
   | {
       op: "complete";
       index: number;
-      outcome: "success" | "failed" | "nonRetryable";
+      outcome: CompletionDraw;
       /** Sent again at once (a webhook delivered twice). */
       twice: boolean;
       /** Names the attempt after the current one. */
@@ -98,7 +111,9 @@ export type FeatureOp =
       target: "wait" | "other";
     }
   | { op: "cancelWait"; index: number }
-  | { op: "createGroup"; joins: number }
+  /** A group, with `own` mutations enqueued into it at once (one batch), and the next `joins`
+   * enqueues of the program joining it. */
+  | { op: "createGroup"; joins: number; own: number }
   | { op: "closeGroup"; index: number }
   | { op: "cancelGroup"; index: number; limit: number | undefined };
 
@@ -156,7 +171,16 @@ const featureOp: fc.Arbitrary<FeatureOp> = fc.oneof(
       retry: fc.boolean(),
       key: fc.option(fc.constantFrom("A", "B"), { nil: undefined, freq: 2 }),
       n: fc.integer({ min: 1, max: 3 }),
-      inGroup: fc.boolean(),
+      inGroup: fc.constantFrom(false, true, true),
+      then: fc.constantFrom(
+        "early" as const,
+        "onTime" as const,
+        "onTime" as const,
+        "late" as const,
+        "never" as const,
+      ),
+      outcome: completionDraw,
+      twice: fc.boolean(),
     }),
   },
   {
@@ -164,12 +188,7 @@ const featureOp: fc.Arbitrary<FeatureOp> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant("complete" as const),
       index: fc.nat({ max: 20 }),
-      outcome: fc.constantFrom(
-        "success" as const,
-        "success" as const,
-        "failed" as const,
-        "nonRetryable" as const,
-      ),
+      outcome: completionDraw,
       twice: fc.boolean(),
       wrongAttempt: fc.constantFrom(false, false, false, true),
       whenRunning: fc.boolean(),
@@ -185,6 +204,7 @@ const featureOp: fc.Arbitrary<FeatureOp> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant("createGroup" as const),
       joins: fc.integer({ min: 1, max: 10 }),
+      own: fc.nat({ max: 4 }),
     }),
   },
   {
@@ -231,9 +251,9 @@ const fireLateMs = (chaos: boolean) => (chaos ? MAX_START_DELAY_MS + 2_000 : 1_0
 /** How long a schedule lives at least before the program ends it (its operations may take only a
  * second or two of virtual time): a few dozen of its times, whatever the program's pool does
  * meanwhile (paused, no slots, backed up). */
-const SCHEDULE_LIFE_MS = 30_000;
+const SCHEDULE_LIFE_MS = 20_000;
 /** The clock's step while schedules live out their time. */
-const SCHEDULE_LIFE_STEP_MS = 500;
+const SCHEDULE_LIFE_STEP_MS = 1_000;
 /** How long `complete` with `whenRunning` lets the clock run for its job to run. */
 const RUNNING_WAIT_MS = 2_000;
 /** The retry policy of a waiting job drawn with `retry`. */
@@ -329,6 +349,8 @@ export class ModelFeatures {
   private lifeCount = 0;
   private waits: WaitJob[] = [];
   private groups: Group[] = [];
+  /** Mutations a createGroup enqueued into its group (they succeed unless canceled or hit). */
+  private ownJobs: Array<{ id: string; key: string; canceled: boolean }> = [];
   /** Waiting jobs seen running in a dead action runner: their outcome is free. */
   private inDead = new Set<string>();
 
@@ -366,14 +388,30 @@ export class ModelFeatures {
             context: { n: this.groups.length },
           },
         ]);
-        this.groups.push({
+        const group: Group = {
           id,
           members: new Set(),
           closed: false,
           canceled: false,
           joinsLeft: step.joins,
-        });
+        };
+        this.groups.push(group);
         this.totals.groups++;
+        if (step.own === 0) return;
+        // Its own jobs: mutations that succeed, in one batch (or one enqueue).
+        const keys = Array.from({ length: step.own }, (_, i) => `g${this.groups.length - 1}-${i}`);
+        const ids: string[] = await this.host.t.mutation(anyApi.pool.enqueue, {
+          kind: "mutation",
+          argsList: keys.map((key) => ({ key })),
+          batch: step.own > 1,
+          poolOptions: this.host.poolOptions(),
+          options: { group: id, context: { own: true } },
+          onComplete: "onComplete",
+        });
+        ids.forEach((memberId, i) =>
+          this.ownJobs.push({ id: memberId, key: keys[i], canceled: false }),
+        );
+        this.joined(id, ids);
         return;
       }
       case "closeGroup": {
@@ -404,7 +442,7 @@ export class ModelFeatures {
 
   private canceledMembers(ids: Set<string>) {
     this.host.markCanceled(ids);
-    for (const job of this.waits) if (ids.has(job.id)) job.canceled = true;
+    for (const job of [...this.waits, ...this.ownJobs]) if (ids.has(job.id)) job.canceled = true;
   }
 
   /** The group the next enqueue of a job joins, if one is drawn to take it (`eligible`: the
@@ -454,6 +492,7 @@ export class ModelFeatures {
     for (const job of this.waits) {
       if (key === undefined || job.key.startsWith(`${key}:`)) job.canceled = true;
     }
+    if (key === undefined) for (const job of this.ownJobs) job.canceled = true;
   }
 
   // Schedules.
@@ -608,6 +647,29 @@ export class ModelFeatures {
     );
     this.joined(group, ids);
     this.totals.waitJobs += ids.length;
+    const job = this.waits[first];
+    const late = fireLateMs(this.host.chaos);
+    const completion = { outcome: step.outcome, twice: step.twice, wrongAttempt: false };
+    switch (step.then) {
+      case "early":
+        await this.stepUntil(job, RUNNING_WAIT_MS, 50, (w) => w.state.kind !== "pending");
+        return await this.completeJob(job, completion);
+      case "onTime":
+        await this.stepUntil(job, RUNNING_WAIT_MS + step.ms, 50, (w) => w.state.wait !== undefined);
+        return await this.completeJob(job, completion);
+      case "late": {
+        // Past the deadline of its first attempt (and the timeout's own lateness).
+        await this.stepUntil(job, RUNNING_WAIT_MS, 50, (w) => w.state.kind !== "pending");
+        const row = await this.readRow(job.id);
+        if (row?.state.kind === "running") {
+          const after = row.state.startedAt + job.timeoutMs + late + 1 - Date.now();
+          if (after > 0) await this.host.runSteps(after, 250);
+        }
+        return await this.completeJob(job, completion);
+      }
+      case "never":
+        return;
+    }
   }
 
   private async readRow(id: string): Promise<any> {
@@ -634,12 +696,28 @@ export class ModelFeatures {
     const inAttempt = this.waits.filter((w) => rows.get(w.id)?.state.kind === "running");
     const list = inAttempt.length > 0 ? inAttempt : this.waits;
     const job = list[step.index % list.length];
-    if (step.whenRunning) {
-      const end = Date.now() + RUNNING_WAIT_MS;
-      while (Date.now() < end && (await this.readRow(job.id))?.state.kind === "pending") {
-        await this.host.runSteps(50, 50);
-      }
+    if (step.whenRunning)
+      await this.stepUntil(job, RUNNING_WAIT_MS, 50, (w) => w.state.kind !== "pending");
+    await this.completeJob(job, step);
+  }
+
+  /** Runs the clock (up to `ms`, in steps of `stepMs`) until `job`'s row meets `pred`. */
+  private async stepUntil(job: WaitJob, ms: number, stepMs: number, pred: (w: any) => boolean) {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      const row = await this.readRow(job.id);
+      if (row === null || pred(row)) return;
+      await this.host.runSteps(stepMs, stepMs);
     }
+  }
+
+  /** The app's `complete` of `job`'s current attempt (or, `wrongAttempt`, of the next), checked
+   * against what the model knows of the attempt. */
+  private async completeJob(
+    job: WaitJob,
+    step: { outcome: CompletionDraw; twice: boolean; wrongAttempt: boolean },
+  ) {
+    const { t } = this.host;
     const row = await this.readRow(job.id);
     const now = Date.now();
     const runNumber = row === null ? 0 : runNumberOf(row);
@@ -754,6 +832,15 @@ export class ModelFeatures {
     );
     const byId = new Map(input.rows.map((w) => [w._id, w]));
     for (const job of this.waits) this.checkWaitJob(job, byId.get(job.id), calls, input.calledOnce);
+    for (const job of this.ownJobs) {
+      const row = byId.get(job.id);
+      expect(row?.state.kind, `final state of the group's own job ${job.key}`).toBe("finished");
+      const jobCalls = calls.get(job.id) ?? [];
+      if (!input.calledOnce(job.id, jobCalls, `the group's own job ${job.key}`)) continue;
+      expect(jobCalls[0].result.kind, `onComplete of ${job.key}`).toBe(row.state.result.kind);
+      if (job.canceled || this.isHit(job.id)) continue;
+      expect(row.state.result.kind, `result of the group's own job ${job.key}`).toBe("success");
+    }
     for (const group of this.groups) {
       await this.checkGroup(group, byId, calls, input.calledOnce);
     }
