@@ -40,6 +40,7 @@ import { expect } from "vitest";
 import { probe } from "./app/probe.js";
 import { callPool, inComponent } from "./helpers.js";
 import { MAX_START_DELAY_MS } from "./chaosProgram.js";
+import { scaled } from "./scale.js";
 import type { LoggedEvent } from "./inspectChecks.js";
 import { timeoutError } from "../src/component/api/manualCompletion.js";
 
@@ -221,12 +222,16 @@ const featureOp: fc.Arbitrary<FeatureOp> = fc.oneof(
   },
 );
 
+/** The most feature operations one program draws: few in `npm test` (each schedule adds
+ * SCHEDULE_LIFE_MS of virtual time, a late completion its job's timeout), more in test:slow. */
+const MAX_FEATURE_OPS = scaled(3, 6);
+
 /** A program's feature operations and where each goes among its other operations (an index taken
  * modulo their number plus one): drawn after the rest of a program, so that the programs of a
  * seed drawn before this existed keep their other operations. */
 export const featureDraw: fc.Arbitrary<Array<{ at: number; op: FeatureOp }>> = fc.array(
   fc.record({ at: fc.nat({ max: 11 }), op: featureOp }),
-  { maxLength: 6 },
+  { maxLength: MAX_FEATURE_OPS },
 );
 
 /** `FUZZ_FEATURES=0`: programs without these operations (the programs of a seed as before they
@@ -663,7 +668,7 @@ export class ModelFeatures {
         const row = await this.readRow(job.id);
         if (row?.state.kind === "running") {
           const after = row.state.startedAt + job.timeoutMs + late + 1 - Date.now();
-          if (after > 0) await this.host.runSteps(after, 250);
+          if (after > 0) await this.host.runSteps(after, 500);
         }
         return await this.completeJob(job, completion);
       }
