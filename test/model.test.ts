@@ -45,6 +45,13 @@
  * its 9-minute limit while tasks of its function wait (M1); each must end once, a success only
  * after a full run, failed only if it started (or its executors kept failing before it did).
  *
+ * Schedules, waiting jobs and groups (API-EXTENSIONS sections 10 to 12): plain and chaos programs
+ * draw up to six operations on them after the rest (test/modelFeatures.ts, which owns their oracle:
+ * each schedule's times run at most once and none is lost but as `overlap` and `catchupWindowMs`
+ * say; each waiting attempt ends once, `complete` true at most once per attempt; each group's
+ * onComplete once, after its jobs', with their counts, and `groupStatus` exact at every step).
+ * `FUZZ_FEATURES=0` leaves them out.
+ *
  * Chaos programs (`FUZZ_CHAOS=1 npm run fuzz`; a few in a plain `npm run fuzz`, 300 in `npm run test:slow`) run
  * the same operations, and more, on the deployment-like backend (test/deployment.ts): Convex's
  * document and schedule limits on every write, scheduled functions starting late and out of order,
@@ -136,6 +143,14 @@ import { installFastTables } from "../bench/fastTables.js";
 import { installIndexedRanges } from "./indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
 import { KeyShares, shareOps, type ShareOp } from "./shareOracle.js";
+import {
+  featureDraw,
+  featuresLine,
+  ModelFeatures,
+  newFeatureTotals,
+  withFeatures,
+  type FeatureOp,
+} from "./modelFeatures.js";
 
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
 const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
@@ -247,7 +262,9 @@ type Op =
   | { op: "slowTasks"; ms: number[]; keyed: boolean }
   | { op: "fault"; fault: Fault }
   /** One in HEAVY_LOAD_ONE_IN chaos programs (test/chaosProgram.ts). */
-  | HeavyLoad;
+  | HeavyLoad
+  /** Schedules, waiting jobs and groups (test/modelFeatures.ts), drawn after the rest. */
+  | FeatureOp;
 
 const MAX_ATTEMPTS = 3;
 /** A task canceled while it runs has its signal aborted within 2.5 s (API-EXTENSIONS section 8,
@@ -376,9 +393,12 @@ const HEAVY_CONTEXT: Record<Handler, object> = {
 };
 
 /** The operations of a plain program, enqueuing jobs drawn from `job`. */
+/** `shares`: whether keys' shares and rate limits are drawn (issue 40); a replay of a program found
+ * before they existed passes false, so that it draws the program it was found as. */
 const plainOps = (
   job: fc.Arbitrary<JobSpec>,
   taskWeight: number,
+  shares: boolean = true,
 ): Array<fc.WeightedArbitrary<Op>> => [
   {
     weight: 4,
@@ -433,7 +453,7 @@ const plainOps = (
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
-  ...shareOps(poolKey),
+  ...(shares ? shareOps(poolKey) : []),
   { weight: taskWeight, arbitrary: taskBatch(job) },
   {
     weight: 1,
@@ -493,9 +513,12 @@ const chaosJobSpecOf = (taskWeight: number): fc.Arbitrary<JobSpec> =>
 
 /** A chaos program's operations: a bulk enqueue in about one program in three, a fault in about
  * half of them, a double retry in a quarter. */
-const chaosOpOf = (taskWeight: number): fc.Arbitrary<Op> =>
+const chaosOpOf = (taskWeight: number, shares: boolean = true): fc.Arbitrary<Op> =>
   fc.oneof(
-    { weight: 40, arbitrary: fc.oneof(...plainOps(chaosJobSpecOf(taskWeight), taskWeight)) },
+    {
+      weight: 40,
+      arbitrary: fc.oneof(...plainOps(chaosJobSpecOf(taskWeight), taskWeight, shares)),
+    },
     { weight: 3, arbitrary: bulk },
     {
       weight: 2,
@@ -698,6 +721,8 @@ const newTotals = () => ({
   refusalsByDraw: {} as Record<string, Partial<Record<Refusal, number>>>,
   programsByDraw: {} as Record<string, number>,
   virtualMs: 0,
+  /** Schedules, waiting jobs and groups (test/modelFeatures.ts). */
+  features: newFeatureTotals(),
 });
 type Totals = ReturnType<typeof newTotals>;
 const totals = newTotals();
@@ -711,7 +736,8 @@ afterAll(() => {
       `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
         `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
         `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues; ` +
-        tasksLine(totals),
+        tasksLine(totals) +
+        `; ${featuresLine(totals.features)}`,
     );
   }
   if (chaosTotals.programs > 0) {
@@ -728,6 +754,7 @@ afterAll(() => {
         `${c.delayedSchedules} schedules started late, ${c.gcDeleted} scheduled-function rows ` +
         `collected, ${c.limitErrors} writes refused by a limit, ` +
         `${c.callbacksLostInOutages} callbacks recorded as failed in delivery outages; ` +
+        `${featuresLine(c.features)}; ` +
         `${Math.round(c.virtualMs / 60_000)} virtual minutes`,
     );
   }
@@ -890,7 +917,12 @@ async function runOn(
   });
   const jobs: ModelJob[] = [];
   const doomed = new Set<string>();
-  failCompletionInserts((row) => doomed.has(`${row.workId}#${row.attempt}`));
+  // (A runner's own reports only: a waiting job's completion from the app or its timeout, marked
+  // `from`, is no write of the runner's.)
+  failCompletionInserts(
+    (row) =>
+      (row as { from?: string }).from === undefined && doomed.has(`${row.workId}#${row.attempt}`),
+  );
   /** The clients' maxParallelism (what enqueues and `config` pass). */
   let limit = 10;
   /** The operator's (`setMaxParallelism`), in force over the clients' while set. */
@@ -1218,6 +1250,7 @@ async function runOn(
       });
     }
     await checkOperatorView(rows);
+    await features.checkStep(rows);
     const running = rows.filter((w) => w.state.kind === "running").length;
     // After the limit is lowered, jobs already running may finish; nothing new may start.
     ceiling = Math.max(inForce(), Math.min(ceiling, running));
@@ -1327,6 +1360,7 @@ async function runOn(
       job.cancelAt ??= Date.now();
     }
     for (const task of slowTasks) task.canceled = true;
+    features.canceledAll();
     await t.mutation(anyApi.pool.cancelAll, {});
   };
   /** A heavy load's bulk of `n` jobs, in mutations of HEAVY_JOBS_PER_MUTATION. */
@@ -1352,6 +1386,33 @@ async function runOn(
     }
     return ids;
   };
+
+  /** Schedules, waiting jobs and groups (test/modelFeatures.ts), through the model's own. */
+  const features = new ModelFeatures(
+    {
+      t,
+      chaos,
+      workRows,
+      poolOptions,
+      useKey: (key) => usedKeys.add(key),
+      runSteps: (ms, stepMs) => runSteps(ms, stepMs, checkKeyLimitsNow),
+      modelJobIds: () => jobs.map((job) => job.id),
+      markCanceled: (ids) => {
+        for (const job of jobs.filter((j) => ids.has(j.id))) {
+          job.canceled = true;
+          job.cancelAt ??= Date.now();
+        }
+      },
+      isHit: (id) =>
+        [...doomed].some((d) => d.startsWith(`${id}#`)) ||
+        (deployment?.fired ?? []).some((f) => f.workIds.includes(id)),
+      inDeadRunner: (w) =>
+        w.state.kind === "running" &&
+        w.state.executorId === undefined &&
+        deadRunners.has(w.state.scheduledId),
+    },
+    totals.features,
+  );
 
   for (const step of ops) {
     const before = await workRows();
@@ -1472,6 +1533,8 @@ async function runOn(
               continue;
             }
             if (dedupe) options.dedupeKey = dedupeKeyOf(dedupe.key);
+            const group = features.groupForEnqueue(dedupe === undefined);
+            if (group !== undefined) options.group = group;
             if (spec.sizes) totals.largeValues++;
             if (spec.kind === "task") totals.tasks++;
             const [id] = await t.mutation(enqueueFnOf(spec.kind), {
@@ -1496,6 +1559,7 @@ async function runOn(
               seq,
             };
             jobs.push(job);
+            features.joined(group, [id]);
             if (dedupe) dedupeLatest.set(dedupe.key, job);
           }
         }
@@ -1510,15 +1574,17 @@ async function runOn(
           first.poolKey === undefined ? `k${seq}` : `${first.poolKey}:k${seq}`,
         );
         const context = { key: `batch-k${seqs[0]}`, ...HEAVY_CONTEXT[first.handler] };
+        const group = features.groupForEnqueue(true);
         const ids: string[] = await t.mutation(anyApi.tasks.enqueueModel, {
           kind: "task",
           argsList: step.jobs.map((spec, i) => argsOf(keys[i], spec)),
           batch: true,
           poolOptions: poolOptions(),
-          options: enqueueOptionsOf(first, context),
+          options: { ...enqueueOptionsOf(first, context), ...(group ? { group } : {}) },
           ...onCompleteOf(first),
         });
         expect(ids, "ids of a task batch").toHaveLength(step.jobs.length);
+        features.joined(group, ids);
         const dueAt = probe.enqueuedAt + (first.delayMs ?? 0);
         step.jobs.forEach((spec, i) => {
           jobs.push({
@@ -1698,10 +1764,21 @@ async function runOn(
           job.canceled = true;
           job.cancelAt ??= Date.now();
         }
+        features.canceledAll(step.key);
         await callPool(t, "cancelAll", [{ key: step.key }]);
         break;
       case "bulk":
         await enqueueBulk(step);
+        break;
+      case "schedule":
+      case "scheduleAct":
+      case "waitJob":
+      case "complete":
+      case "cancelWait":
+      case "createGroup":
+      case "closeGroup":
+      case "cancelGroup":
+        await features.apply(step);
         break;
       case "retryTwice": {
         // A failed or canceled job, retried twice (a double click): one new job, the same id.
@@ -1727,6 +1804,7 @@ async function runOn(
           );
           break;
         }
+        const groupDone = await features.groupDone(job.id);
         const first = await callPool(t, "retry", [job.id], poolOptions());
         const retriedAt = probe.enqueuedAt;
         const count = (await workRows()).length;
@@ -1735,6 +1813,7 @@ async function runOn(
         expect((await workRows()).length, "jobs after the second retry()").toBe(count);
         job.retried = true;
         if (jobs.some((j) => j.id === first)) break; // a pending job of its dedupe key
+        await features.retried(job.id, first, groupDone);
         totals.retries++;
         const retry: ModelJob = {
           ...job,
@@ -1849,7 +1928,9 @@ async function runOn(
     await checkStep(before, pausedThrough);
   }
 
-  // Quiescence: let everything finish (resume the pool and every key if paused).
+  // Quiescence: let everything finish (resume the pool and every key if paused); schedules end
+  // and groups close first.
+  await features.stop();
   if (operatorLimit !== null) {
     operatorLimit = null;
     await callPool(t, "setMaxParallelism", [null]);
@@ -2054,6 +2135,12 @@ async function runOn(
     const allowed = job.canceled ? ["canceled", predictedKind(job)] : [predictedKind(job)];
     expect(allowed, `result of ${job.key} (${described(job)})`).toContain(kind);
   }
+  await features.checkEnd({
+    rows: await workRows(),
+    completions: all,
+    calledOnce,
+    starts: leftTheLine,
+  });
   // The rate limit held over every window.
   if (rateLimit) {
     expect(
@@ -2211,16 +2298,26 @@ const operatorDraw = fc.option(
  * are drawn last, so that the programs of a seed are those drawn before they existed (a replay in
  * CHAOS_REPLAYS says which its campaign drew); `taskWeight` is the scale's (a replay passes the
  * one its program was found at). */
-const chaosProgramOf = (taskWeight: number, heavy: boolean, operator: boolean = heavy) =>
+const chaosProgramOf = (
+  taskWeight: number,
+  heavy: boolean,
+  operator: boolean = heavy,
+  withFeatureOps: boolean = operator,
+  shares: boolean = true,
+) =>
   fc
     .tuple(
-      fc.array(chaosOpOf(taskWeight), { minLength: 1, maxLength: 12 }),
+      fc.array(chaosOpOf(taskWeight, shares), { minLength: 1, maxLength: 12 }),
       rateLimitArb(),
       fc.nat(),
       heavyDraw,
       operatorDraw,
+      featureDraw,
     )
-    .map(([ops, rateLimit, seed, load, setting]) => {
+    .map(([drawn, rateLimit, seed, load, setting, featureOps]) => {
+      // Schedules, waiting jobs and groups (drawn last: a replay of a program found before they
+      // existed passes `withFeatureOps` false and runs as it did).
+      const ops = withFeatureOps ? withFeatures(drawn, featureOps) : drawn;
       const withHeavy =
         !heavy || NO_HEAVY || load === undefined
           ? { ops, rateLimit, seed }
@@ -2322,7 +2419,9 @@ describe("model-based", () => {
         let ran = 0;
         await fc.assert(
           fc.asyncProperty(
-            chaosProgramOf(taskWeight, heavy, operator ?? false),
+            // As its campaign drew it: without the draws added since (schedules, waiting jobs,
+            // groups, keys' shares).
+            chaosProgramOf(taskWeight, heavy, operator ?? false, false, false),
             async (program) => {
               ran++;
               await runProgram(program.ops, program.rateLimit, { seed: program.seed });
@@ -2346,7 +2445,9 @@ describe("model-based", () => {
           fc.asyncProperty(
             fc.array(op, { minLength: 1, maxLength: 12 }),
             rateLimitArb(),
-            (ops, rateLimit) => run(() => runProgram(ops, rateLimit)),
+            featureDraw,
+            (ops, rateLimit, featureOps) =>
+              run(() => runProgram(withFeatures(ops, featureOps), rateLimit)),
           ),
         { numRuns: RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
       );
