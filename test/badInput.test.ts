@@ -235,6 +235,16 @@ const RATE_LIMIT_CASES: Array<[string, unknown, string]> = [
   ["periodMs Infinity", { starts: 5, periodMs: Infinity }, "rateLimit.periodMs"],
 ];
 
+/** Bad shares for `setKeyShare` (API-EXTENSIONS section 13), with the argument each names. */
+const KEY_SHARE_CASES: Array<[string, unknown, string]> = [
+  ["weight 0", { weight: 0 }, "share.weight"],
+  ["weight 101", { weight: 101 }, "share.weight"],
+  ["weight fractional", { weight: 1.5 }, "share.weight"],
+  ["reserve negative", { reserve: -1 }, "share.reserve"],
+  ["reserve 1001", { reserve: 1001 }, "share.reserve"],
+  ["reserve fractional", { weight: 2, reserve: 0.5 }, "share.reserve"],
+];
+
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 /** The pool's own message for a bad argument: "workpool: invalid <argument>: <rule> (got ...)". */
 const named = (argument: string) => new RegExp(`invalid ${esc(argument)}(?![\\w.[])`);
@@ -298,6 +308,18 @@ function clientCases(): Case[] {
       names: named(argument),
     });
   }
+  for (const [what, value, argument] of RATE_LIMIT_CASES) {
+    cases.push({
+      name: `new Workpool: keyRateLimit ${what}`,
+      call: client("constructor", [], { keyRateLimit: value }),
+      names: named(argument.replace("rateLimit", "keyRateLimit")),
+    });
+  }
+  cases.push({
+    name: "new Workpool: fairness not share or due",
+    call: client("constructor", [], { fairness: "fair" }),
+    names: named("fairness"),
+  });
   for (const [what, value] of KEY_PARALLELISM_CASES) {
     cases.push({
       name: `new Workpool: keyParallelism ${what}`,
@@ -643,6 +665,35 @@ function clientCases(): Case[] {
       names: named("parallelism"),
     });
   }
+  // A key's share and rate limit (section 13).
+  for (const [what, key] of KEY_CASES) {
+    cases.push(
+      {
+        name: `setKeyShare: key ${what}`,
+        call: client("setKeyShare", [key, { weight: 2 }]),
+        names: named("key"),
+      },
+      {
+        name: `setKeyRateLimit: key ${what}`,
+        call: client("setKeyRateLimit", [key, { starts: 1, periodMs: 1000 }]),
+        names: named("key"),
+      },
+    );
+  }
+  for (const [what, share, argument] of KEY_SHARE_CASES) {
+    cases.push({
+      name: `setKeyShare: ${what}`,
+      call: client("setKeyShare", ["k", share]),
+      names: named(argument),
+    });
+  }
+  for (const [what, value, argument] of RATE_LIMIT_CASES) {
+    cases.push({
+      name: `setKeyRateLimit: rateLimit ${what}`,
+      call: client("setKeyRateLimit", ["k", value]),
+      names: named(argument),
+    });
+  }
   cases.push({
     name: "setKeyParallelism: parallelism a string",
     call: client("setKeyParallelism", ["k", "2"]),
@@ -802,6 +853,16 @@ function componentCases(): Case[] {
         names: named("key"),
       },
       {
+        name: `keys.setKeyShare: key ${what}`,
+        call: direct("keys.setKeyShare", { key, share: { weight: 2 } }),
+        names: named("key"),
+      },
+      {
+        name: `keys.setKeyRateLimit: key ${what}`,
+        call: direct("keys.setKeyRateLimit", { key, rateLimit: false }),
+        names: named("key"),
+      },
+      {
         name: `keys.keyStatus: key ${what}`,
         call: direct("keys.keyStatus", { key }),
         names: named("key"),
@@ -811,6 +872,27 @@ function componentCases(): Case[] {
         name: `keys.resume: key ${what}`,
         call: direct("keys.resume", { key }),
         names: named("key"),
+      },
+    );
+  }
+  for (const [what, share, argument] of KEY_SHARE_CASES) {
+    cases.push({
+      name: `keys.setKeyShare: ${what}`,
+      call: direct("keys.setKeyShare", { key: "k", share }),
+      names: named(argument),
+    });
+  }
+  for (const [what, value, argument] of RATE_LIMIT_CASES) {
+    cases.push(
+      {
+        name: `keys.setKeyRateLimit: rateLimit ${what}`,
+        call: direct("keys.setKeyRateLimit", { key: "k", rateLimit: value }),
+        names: named(argument),
+      },
+      {
+        name: `config.update: keyRateLimit ${what}`,
+        call: direct("config.update", { keyRateLimit: value }),
+        names: named(argument.replace("rateLimit", "keyRateLimit")),
       },
     );
   }
@@ -1587,6 +1669,8 @@ describe("bad-input catalogue", () => {
         "status",
         "statusBatch",
         "setKeyParallelism",
+        "setKeyShare",
+        "setKeyRateLimit",
         "setMaxParallelism",
         "keyStatus",
         "pause",
@@ -1600,6 +1684,8 @@ describe("bad-input catalogue", () => {
         "inspect.stats",
         "inspect.overview",
         "keys.setKeyParallelism",
+        "keys.setKeyShare",
+        "keys.setKeyRateLimit",
         "keys.keyStatus",
         "keys.pause",
         "keys.resume",

@@ -35,6 +35,9 @@ import {
 import { count, duration } from "../demo/reportFormat.js";
 import { CHROMIUM, CHROMIUM_ARGS, haveBrowser, inCI, SKIP_REASON } from "./browser.js";
 
+/** A key's share and rate limit at their defaults (API-EXTENSIONS section 13). */
+const DEFAULT_SHARE = { weight: 1, reserve: 0, rateLimit: null };
+
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 let nextId = 0;
@@ -87,8 +90,8 @@ function readings(jobs: ListedWorkInfo[]): ReportData {
     },
     jobs: summarizeJobs(jobs),
     keys: [
-      { key: "k0", status: { ...statusOf(2, 1), paused: false, parallelism: 1 } },
-      { key: "k1", status: { ...statusOf(1, 0), paused: true, parallelism: 1 } },
+      { key: "k0", status: { ...statusOf(2, 1), paused: false, parallelism: 1, ...DEFAULT_SHARE } },
+      { key: "k1", status: { ...statusOf(1, 0), paused: true, parallelism: 1, ...DEFAULT_SHARE } },
     ],
   };
 }

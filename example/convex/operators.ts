@@ -30,6 +30,8 @@ const ACCESS_OF: Record<AdminOperation, Access> = {
   pause: "settings",
   resume: "settings",
   setKeyParallelism: "settings",
+  setKeyShare: "settings",
+  setKeyRateLimit: "settings",
   setMaxParallelism: "settings",
   group: "read",
   cancelGroup: "jobs",

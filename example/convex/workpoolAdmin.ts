@@ -19,6 +19,8 @@ export const {
   pause,
   resume,
   setKeyParallelism,
+  setKeyShare,
+  setKeyRateLimit,
   setMaxParallelism,
   schedules,
   pauseSchedule,

@@ -1,13 +1,15 @@
 /**
  * `pool.adminApi({ authorize })`: the public queries and mutations an operator's page calls
- * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setMaxParallelism, and the
+ * (overview, jobs, job, retry, cancel, pause, resume, setKeyParallelism, setKeyShare,
+ * setKeyRateLimit, setMaxParallelism, and the
  * schedules' schedules, pauseSchedule, resumeSchedule, runScheduleNow), for an app to export from one
  * module. Owns the guard: every function calls `authorize` first and, when
  * it refuses (false) or throws, fails with `workpool/Unauthorized` before reading or writing
  * anything; a guard that throws is logged with its reason (the caller learns only that it was
  * refused). Each function is one pool method (control.ts) or one component call; it never touches
  * the component's tables and holds no state besides the pool it was made from. It must never write
- * the options of that pool (maxParallelism, keyParallelism, rateLimit, logLevel): `retry` and
+ * the options of that pool (maxParallelism, keyParallelism, rateLimit, keyRateLimit, fairness,
+ * logLevel): `retry` and
  * `cancel` call the component without them, so an operator's settings stay as the operator left
  * them.
  */
@@ -23,7 +25,14 @@ import {
 import { v, type Infer } from "convex/values";
 import { unauthorized } from "../component/model/errors.js";
 import { createLogger, DEFAULT_LOG_LEVEL } from "../component/model/logging.js";
-import { vGroupStatus, vKeyRow, vOverview, vSecondEvents } from "../component/model/validators.js";
+import {
+  vGroupStatus,
+  vKeyRow,
+  vKeyShare,
+  vOverview,
+  vRateLimit,
+  vSecondEvents,
+} from "../component/model/validators.js";
 import type { WorkpoolControl } from "./control.js";
 import { vScheduleInfo } from "./schedules.js";
 import {
@@ -60,6 +69,8 @@ export type AdminArgs = {
   pause: { key?: string };
   resume: { key?: string };
   setKeyParallelism: { key: string; parallelism: number | null };
+  setKeyShare: { key: string; share: { weight?: number; reserve?: number } | null };
+  setKeyRateLimit: { key: string; rateLimit: { starts: number; periodMs: number } | false | null };
   setMaxParallelism: { maxParallelism: number | null };
   group: { id: string };
   cancelGroup: { id: string };
@@ -210,6 +221,27 @@ export function defineAdminApi<DataModel extends GenericDataModel>(
       handler: async (ctx, args) => {
         await guard(ctx, { operation: "setKeyParallelism", args });
         await pool.setKeyParallelism(ctx, args.key, args.parallelism);
+        return null;
+      },
+    }),
+    /** Sets one key's weight and reserve; null restores the defaults (`pool.setKeyShare`). */
+    setKeyShare: mutationGeneric({
+      args: { key: v.string(), share: v.union(vKeyShare, v.null()) },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "setKeyShare", args });
+        await pool.setKeyShare(ctx, args.key, args.share);
+        return null;
+      },
+    }),
+    /** Sets one key's rate limit; false exempts it, null follows the pool's keyRateLimit again
+     * (`pool.setKeyRateLimit`). */
+    setKeyRateLimit: mutationGeneric({
+      args: { key: v.string(), rateLimit: v.union(vRateLimit, v.literal(false), v.null()) },
+      returns: v.null(),
+      handler: async (ctx, args) => {
+        await guard(ctx, { operation: "setKeyRateLimit", args });
+        await pool.setKeyRateLimit(ctx, args.key, args.rateLimit);
         return null;
       },
     }),

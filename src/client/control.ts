@@ -2,7 +2,7 @@
  * `WorkpoolControl`, the base of the `Workpool` class (src/client/workpool.ts): a pool's component
  * and options, checked once in the constructor, and the methods that act on jobs already enqueued
  * or on the pool as a whole (cancel, complete, retry, cancelAll, pause, resume, setKeyParallelism,
- * setMaxParallelism), that act on schedules already created (pauseSchedule, resumeSchedule,
+ * setKeyShare, setKeyRateLimit, setMaxParallelism), that act on schedules already created (pauseSchedule, resumeSchedule,
  * unschedule, runScheduleNow), and that read them (status, statusBatch, keyStatus, info, list,
  * stats, getSchedule, listSchedules). Each method is one call of the
  * component's public functions: it never builds an enqueue request (workpool.ts and enqueue.ts do;
@@ -18,10 +18,19 @@ import {
   type PaginationResult,
 } from "convex/server";
 import type { ScheduleInfo } from "./schedules.js";
-import { validateWorkpoolOptions, type PoolConfig, type WorkpoolOptions } from "./options.js";
+import {
+  poolConfigOf,
+  validateWorkpoolOptions,
+  type PoolConfig,
+  type RateLimit,
+  type WorkpoolOptions,
+} from "./options.js";
 import {
   validateCompletionOutcome,
   MAX_NAME_LENGTH,
+  validateKey,
+  validateKeyRateLimit,
+  validateKeyShare,
   validateListFilter,
   validateMaxParallelism,
   validateString,
@@ -205,6 +214,43 @@ export class WorkpoolControl {
   }
 
   /**
+   * Sets one key's share of its priority level's starts (API-EXTENSIONS section 13; used while
+   * the pool's `fairness` is "share"): `weight` (whole number 1 to 100, default 1) gives it starts
+   * in proportion to the weight, against the other keys with due jobs and the jobs without a key
+   * (weight 1); `reserve` (whole number 0 to 1,000, default 0, in effect at most its
+   * parallelism and the pool's) serves it first while fewer of its attempts run. A field left out
+   * keeps its value; `null` restores both defaults.
+   *
+   * ```ts
+   * await pool.setKeyShare(ctx, "tenant:acme", { weight: 3, reserve: 2 });
+   * ```
+   */
+  async setKeyShare(
+    ctx: MutationCtx | ActionCtx,
+    key: string,
+    share: { weight?: number; reserve?: number } | null,
+  ): Promise<void> {
+    validateKey(key);
+    validateKeyShare(share);
+    await ctx.runMutation(this.component.keys.setKeyShare, { key, share });
+  }
+
+  /**
+   * Sets one key's rate limit (section 13): at most `starts` of its attempts start in any interval
+   * of `periodMs` ms; `false` exempts the key from the pool's `keyRateLimit`; `null` follows that
+   * default again. A key at its limit delays no other key.
+   */
+  async setKeyRateLimit(
+    ctx: MutationCtx | ActionCtx,
+    key: string,
+    rateLimit: RateLimit | false | null,
+  ): Promise<void> {
+    validateKey(key);
+    validateKeyRateLimit(rateLimit);
+    await ctx.runMutation(this.component.keys.setKeyRateLimit, { key, rateLimit });
+  }
+
+  /**
    * Sets the operator's maxParallelism, stored apart from the clients' option (as the pause is):
    * while set, it is the pool's maxParallelism whatever `maxParallelism` any client passes with an
    * enqueue, cancel, retry or `config.update`. `null` clears it, and the clients' value (the last
@@ -229,8 +275,8 @@ export class WorkpoolControl {
     await ctx.runMutation(this.component.config.setMaxParallelism, { maxParallelism });
   }
 
-  /** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism }`
-   * (finished counts while the jobs' status is retained). Reactive; its cost does not grow with
+  /** A key's progress: `{ pending, running, succeeded, failed, canceled, paused, parallelism,
+   * weight, reserve, rateLimit }` (the settings in force; finished counts while the jobs' status is retained). Reactive; its cost does not grow with
    * the key's backlog. */
   async keyStatus(ctx: AnyCtx, key: string): Promise<KeyStatus> {
     return await ctx.runQuery(this.component.keys.keyStatus, { key });
@@ -384,11 +430,6 @@ export class WorkpoolControl {
 
   /** The options this pool writes to the component's config with each enqueue and cancel. */
   protected config(): PoolConfig {
-    return {
-      maxParallelism: this.options.maxParallelism,
-      keyParallelism: this.options.keyParallelism,
-      rateLimit: this.options.rateLimit,
-      logLevel: this.options.logLevel,
-    };
+    return poolConfigOf(this.options);
   }
 }

@@ -24,7 +24,12 @@ import {
 } from "../component/api/enqueue.js";
 import { invalidArgument } from "../component/model/errors.js";
 import { chunkBySizes } from "./batches.js";
-import { excludeKindsOf, validatePoolConfig, type StandaloneEnqueueOptions } from "./options.js";
+import {
+  excludeKindsOf,
+  poolConfigOf,
+  validatePoolConfig,
+  type StandaloneEnqueueOptions,
+} from "./options.js";
 import type { ActionCtx, MutationCtx, WorkId, WorkpoolComponent } from "./types.js";
 
 /**
@@ -159,12 +164,7 @@ async function enqueueJobs(
   task?: string,
 ): Promise<WorkId[]> {
   const opts = options ?? {};
-  const config = {
-    maxParallelism: opts.maxParallelism,
-    keyParallelism: opts.keyParallelism,
-    rateLimit: opts.rateLimit,
-    logLevel: opts.logLevel,
-  };
+  const config = poolConfigOf(opts);
   validatePoolConfig(config);
   const excludeKinds = excludeKindsOf(opts.onCompleteExcludeKinds);
   const fnHandle = typeof fn === "string" ? fn : await createFunctionHandle(fn);

@@ -12,6 +12,7 @@ import {
   vLogLevel,
   vRateLimit,
   vResultKind,
+  type Fairness,
   type LogLevel,
   type Priority,
   type ResultKind,
@@ -53,6 +54,15 @@ export type WorkpoolOptions = {
    * numbers ≥ 1. Written to the component's config on each enqueue and cancel; `null` removes a
    * stored limit (leaving the option out keeps whatever is stored). */
   rateLimit?: RateLimit | null;
+  /** How keys share a priority level's free slots (docs/keys-and-pause.md, "Tenants and
+   * fairness"): "share" (default) gives each key, and the jobs without a key together, starts in
+   * proportion to its weight (`setKeyShare`); "due" starts the earliest due job first across keys
+   * and ignores weights and reserves. Written to the component's config on each enqueue and cancel. */
+  fairness?: Fairness;
+  /** Every key's rate limit (at most `starts` attempts of the key start in any interval of
+   * `periodMs` ms), unless `setKeyRateLimit` says otherwise for the key; whole numbers ≥ 1. A key
+   * at its limit delays no other. `null` removes a stored default. */
+  keyRateLimit?: RateLimit | null;
 } & WorkpoolRetryOptions;
 
 /** Retries of an action: `true` for the pool's default behavior, or a behavior of its own. */
@@ -125,6 +135,10 @@ export type StandaloneEnqueueOptions<Context = unknown, ReturnValue = unknown> =
   rateLimit?: RateLimit | null;
   /** Written to the component's config, as `WorkpoolOptions.logLevel`. */
   logLevel?: LogLevel;
+  /** Written to the component's config, as `WorkpoolOptions.fairness`. */
+  fairness?: Fairness;
+  /** Written to the component's config, as `WorkpoolOptions.keyRateLimit`. */
+  keyRateLimit?: RateLimit | null;
   /** As `WorkpoolOptions.statusTtl` (default one day). */
   statusTtl?: number;
 };
@@ -132,8 +146,21 @@ export type StandaloneEnqueueOptions<Context = unknown, ReturnValue = unknown> =
 /** The options a pool writes to the component's config with each enqueue and cancel. */
 export type PoolConfig = Pick<
   StandaloneEnqueueOptions,
-  "maxParallelism" | "keyParallelism" | "rateLimit" | "logLevel"
+  "maxParallelism" | "keyParallelism" | "rateLimit" | "logLevel" | "fairness" | "keyRateLimit"
 >;
+
+/** The options of `options` that a pool writes to the component's config (one place lists them,
+ * so every caller that writes config passes all of them). */
+export function poolConfigOf(options: PoolConfig): PoolConfig {
+  return {
+    maxParallelism: options.maxParallelism,
+    keyParallelism: options.keyParallelism,
+    rateLimit: options.rateLimit,
+    logLevel: options.logLevel,
+    fairness: options.fairness,
+    keyRateLimit: options.keyRateLimit,
+  };
+}
 
 /** The log levels, most verbose first (the values of `vLogLevel`). */
 const LOG_LEVELS: readonly LogLevel[] = vLogLevel.members.map((member) => member.value);
@@ -144,6 +171,8 @@ export function validatePoolConfig(options: PoolConfig): void {
     maxParallelism: options.maxParallelism,
     keyParallelism: options.keyParallelism,
     rateLimit: options.rateLimit,
+    fairness: options.fairness,
+    keyRateLimit: options.keyRateLimit,
   });
   if (options.logLevel !== undefined && !LOG_LEVELS.includes(options.logLevel)) {
     invalidArgument("logLevel", `must be one of ${LOG_LEVELS.join(", ")}`, options.logLevel);

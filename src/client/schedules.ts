@@ -25,7 +25,7 @@ import {
 } from "../component/model/schedule.js";
 import type { Priority, RetryBehavior } from "../component/model/validators.js";
 import type { OnCompleteArgs } from "./onComplete.js";
-import { excludeKindsOf, validatePoolConfig, type PoolConfig } from "./options.js";
+import { excludeKindsOf, poolConfigOf, validatePoolConfig, type PoolConfig } from "./options.js";
 import type { RunResult } from "../component/model/validators.js";
 import type { ActionCtx, MutationCtx, WorkpoolComponent } from "./types.js";
 
@@ -162,12 +162,7 @@ export async function createSchedule(
     run,
     ...timing,
     paused,
-    config: {
-      maxParallelism: config.maxParallelism,
-      keyParallelism: config.keyParallelism,
-      rateLimit: config.rateLimit,
-      logLevel: config.logLevel,
-    },
+    config: poolConfigOf(config),
   });
   return id as ScheduleId;
 }

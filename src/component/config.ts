@@ -11,8 +11,14 @@ import type { Doc } from "./_generated/dataModel.js";
 import { mutation, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
 import { claimSegment } from "./api/kick.js";
 import { unconfiguredLogLevel } from "./model/logging.js";
-import { vConfigUpdate, type ConfigUpdate, type LogLevel } from "./model/validators.js";
 import {
+  vConfigUpdate,
+  type ConfigUpdate,
+  type Fairness,
+  type LogLevel,
+} from "./model/validators.js";
+import {
+  validateFairness,
   validateKeyParallelism,
   validateMaxParallelism,
   validateRateLimit,
@@ -33,6 +39,10 @@ export type Config = {
   keyParallelism: number;
   paused: boolean;
   rateLimit?: { starts: number; periodMs: number };
+  /** How keys share a level's starts (section 13); "share" unless a client said "due". */
+  fairness: Fairness;
+  /** Every key's rate limit unless the key says otherwise (section 13). */
+  keyRateLimit?: { starts: number; periodMs: number };
 };
 
 type ConfigRow = Omit<Doc<"config">, "_id" | "_creationTime">;
@@ -55,6 +65,8 @@ function withDefaults(row: Partial<ConfigRow> | null): Config {
     keyParallelism: row?.keyParallelism ?? DEFAULT_KEY_PARALLELISM,
     paused: row?.paused ?? false,
     ...(row?.rateLimit ? { rateLimit: row.rateLimit } : {}),
+    fairness: row?.fairness ?? "share",
+    ...(row?.keyRateLimit ? { keyRateLimit: row.keyRateLimit } : {}),
   };
 }
 
@@ -73,6 +85,10 @@ export function validateConfigUpdate(update: ConfigUpdate, prefix = ""): void {
   if (update.rateLimit !== undefined && update.rateLimit !== null) {
     validateRateLimit(update.rateLimit, `${prefix}rateLimit`);
   }
+  if (update.fairness !== undefined) validateFairness(update.fairness, `${prefix}fairness`);
+  if (update.keyRateLimit !== undefined && update.keyRateLimit !== null) {
+    validateRateLimit(update.keyRateLimit, `${prefix}keyRateLimit`);
+  }
 }
 
 /**
@@ -88,7 +104,10 @@ export async function applyConfig(
 ): Promise<boolean> {
   const set = Object.fromEntries(
     Object.entries(update).filter(([, value]) => value !== undefined),
-  ) as Partial<ConfigRow> & { rateLimit?: ConfigRow["rateLimit"] | null };
+  ) as Partial<ConfigRow> & {
+    rateLimit?: ConfigRow["rateLimit"] | null;
+    keyRateLimit?: ConfigRow["keyRateLimit"] | null;
+  };
   if (Object.keys(set).length === 0) return false;
   const row = await ctx.db.query("config").first();
   const current = withDefaults(row);
@@ -99,6 +118,7 @@ export async function applyConfig(
   };
   // `rateLimit: null` removes the limit (a stored field cannot be null).
   if (next.rateLimit === null) delete next.rateLimit;
+  if (next.keyRateLimit === null) delete next.keyRateLimit;
   const same = (k: keyof ConfigRow) =>
     JSON.stringify(row?.[k] ?? null) === JSON.stringify(next[k] ?? null);
   if (row && (Object.keys(set) as Array<keyof ConfigRow>).every(same)) return false;
@@ -110,6 +130,8 @@ export async function applyConfig(
     after.maxParallelism !== current.maxParallelism ||
     after.keyParallelism !== current.keyParallelism ||
     JSON.stringify(after.rateLimit) !== JSON.stringify(current.rateLimit) ||
+    JSON.stringify(after.keyRateLimit) !== JSON.stringify(current.keyRateLimit) ||
+    after.fairness !== current.fairness ||
     (current.paused && !after.paused)
   );
 }

@@ -60,6 +60,8 @@ describe("_generated/component.ts", () => {
       "keys.pause",
       "keys.resume",
       "keys.setKeyParallelism",
+      "keys.setKeyRateLimit",
+      "keys.setKeyShare",
       "lib.cancel",
       "lib.cancelAll",
       "lib.complete",

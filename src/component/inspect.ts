@@ -254,7 +254,7 @@ export const overview = query({
     const keys = await Promise.all(
       keyPage.page.map(async (state) => ({
         key: state.key,
-        ...(await keyStatusOf(ctx.db, state.key, state, async () => config.keyParallelism)),
+        ...(await keyStatusOf(ctx.db, state.key, state, async () => config)),
       })),
     );
     return {

@@ -1,6 +1,6 @@
 /**
- * Keys and pause, the callers' side: `keyStatus` (a key's progress), `setKeyParallelism`, and
- * `pause` / `resume` of the pool or of one key. Settings are stored apart from what the loop counts
+ * Keys and pause, the callers' side: `keyStatus` (a key's progress), `setKeyParallelism`,
+ * `setKeyShare`, `setKeyRateLimit`, and `pause` / `resume` of the pool or of one key. Settings are stored apart from what the loop counts
  * (keySettings, config.paused), so they outlive deploys and whatever options clients pass. A change
  * that may let a key's queue move lists the key in `keyReady` and wakes the loop; the loop checks
  * the key before it starts anything. Never starts or finishes work, and never writes the loop's
@@ -9,11 +9,16 @@
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel.js";
 import { mutation, query, type DatabaseReader, type MutationCtx } from "./_generated/server.js";
-import { applyConfig, readConfig } from "./config.js";
+import { applyConfig, readConfig, type Config } from "./config.js";
 import { claimSegment } from "./api/kick.js";
 import { keyLedgerTotals } from "./api/keyLedger.js";
-import { validateKey, validateKeyParallelism } from "./model/validate.js";
-import { vKeyStatus, type KeyStatus } from "./model/validators.js";
+import {
+  validateKey,
+  validateKeyParallelism,
+  validateKeyRateLimit,
+  validateKeyShare,
+} from "./model/validate.js";
+import { vKeyShare, vKeyStatus, vRateLimit, type KeyStatus } from "./model/validators.js";
 
 /** What `keyStatus` returns (the validator lives with the job model's). */
 export { vKeyStatus };
@@ -29,22 +34,17 @@ export const keyStatus = query({
       .query("keyState")
       .withIndex("by_key", (q) => q.eq("key", key))
       .first();
-    return await keyStatusOf(
-      ctx.db,
-      key,
-      state,
-      async () => (await readConfig(ctx.db)).keyParallelism,
-    );
+    return await keyStatusOf(ctx.db, key, state, () => readConfig(ctx.db));
   },
 });
 
 /** `keyStatus` of a key whose `keyState` row (or null) was read: its ledger's rows and its
- * settings' row more; the pool's keyParallelism only when the key has no limit of its own. */
+ * settings' row more; the pool's config only when the key lacks a setting of its own. */
 export async function keyStatusOf(
   db: DatabaseReader,
   key: string,
   state: Doc<"keyState"> | null,
-  poolKeyParallelism: () => Promise<number>,
+  poolConfig: () => Promise<Config>,
 ): Promise<KeyStatus> {
   const [ledger, settings] = await Promise.all([
     keyLedgerTotals(db, key),
@@ -67,7 +67,13 @@ export async function keyStatusOf(
     failed: finished.failed - (ledger?.sweptFailed ?? 0),
     canceled: finished.canceled - (ledger?.sweptCanceled ?? 0),
     paused: settings?.paused ?? false,
-    parallelism: settings?.parallelism ?? (await poolKeyParallelism()),
+    parallelism: settings?.parallelism ?? (await poolConfig()).keyParallelism,
+    weight: settings?.weight ?? 1,
+    reserve: settings?.reserve ?? 0,
+    rateLimit:
+      settings?.rateLimit === false
+        ? null
+        : (settings?.rateLimit ?? (await poolConfig()).keyRateLimit ?? null),
   };
 }
 
@@ -80,6 +86,43 @@ export const setKeyParallelism = mutation({
     validateKey(key);
     if (parallelism !== null) validateKeyParallelism(parallelism, "parallelism");
     await changeKeySettings(ctx, key, { parallelism: parallelism ?? undefined });
+    return null;
+  },
+});
+
+/** Sets one key's weight and reserve (API-EXTENSIONS section 13): a field left out keeps its
+ * value, `null` restores both defaults (weight 1, reserve 0). */
+export const setKeyShare = mutation({
+  args: { key: v.string(), share: v.union(vKeyShare, v.null()) },
+  returns: v.null(),
+  handler: async (ctx, { key, share }) => {
+    validateKey(key);
+    validateKeyShare(share);
+    const change =
+      share === null
+        ? { weight: undefined, reserve: undefined }
+        : {
+            ...("weight" in share && share.weight !== undefined
+              ? { weight: share.weight === 1 ? undefined : share.weight }
+              : {}),
+            ...("reserve" in share && share.reserve !== undefined
+              ? { reserve: share.reserve === 0 ? undefined : share.reserve }
+              : {}),
+          };
+    await changeKeySettings(ctx, key, change);
+    return null;
+  },
+});
+
+/** Sets one key's rate limit (section 13): its own `{ starts, periodMs }`, `false` to exempt it
+ * from the pool's keyRateLimit, or `null` to follow that default again. */
+export const setKeyRateLimit = mutation({
+  args: { key: v.string(), rateLimit: v.union(vRateLimit, v.literal(false), v.null()) },
+  returns: v.null(),
+  handler: async (ctx, { key, rateLimit }) => {
+    validateKey(key);
+    validateKeyRateLimit(rateLimit);
+    await changeKeySettings(ctx, key, { rateLimit: rateLimit ?? undefined });
     return null;
   },
 });
@@ -114,7 +157,8 @@ export const resume = mutation({
   },
 });
 
-type KeySettings = Pick<Doc<"keySettings">, "parallelism" | "paused">;
+type KeySettings = Omit<Doc<"keySettings">, "_id" | "_creationTime" | "key">;
+const SETTING_FIELDS = ["parallelism", "paused", "weight", "reserve", "rateLimit"] as const;
 
 /**
  * Writes a key's settings (a field set to undefined returns to its default; a row left with no
@@ -130,10 +174,14 @@ async function changeKeySettings(
     .query("keySettings")
     .withIndex("by_key", (q) => q.eq("key", key))
     .first();
-  const before: KeySettings = { parallelism: row?.parallelism, paused: row?.paused };
+  const before: KeySettings = {};
+  for (const field of SETTING_FIELDS) {
+    if (row?.[field] !== undefined) Object.assign(before, { [field]: row[field] });
+  }
   const after: KeySettings = { ...before, ...change };
-  if (after.parallelism === before.parallelism && after.paused === before.paused) return;
-  const empty = after.parallelism === undefined && after.paused === undefined;
+  for (const field of SETTING_FIELDS) if (after[field] === undefined) delete after[field];
+  if (SETTING_FIELDS.every((f) => JSON.stringify(after[f]) === JSON.stringify(before[f]))) return;
+  const empty = SETTING_FIELDS.every((field) => after[field] === undefined);
   if (row && empty) await ctx.db.delete("keySettings", row._id);
   else if (row) await ctx.db.replace("keySettings", row._id, { key, ...after });
   else await ctx.db.insert("keySettings", { key, ...after });

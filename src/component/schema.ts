@@ -28,6 +28,7 @@ import {
   vRetryBehavior,
   vTaskHandover,
   vEventTotals,
+  vFairness,
   vSecondEvents,
   vStoredPriority,
 } from "./model/validators.js";
@@ -376,7 +377,7 @@ export default defineSchema({
 
   /**
    * A key's own settings: one row per key that has any. Written by `setKeyParallelism`,
-   * `pause({ key })` and `resume({ key })`; read by the loop and `keyStatus`. Deleted when the key's
+   * `setKeyShare`, `setKeyRateLimit`, `pause({ key })` and `resume({ key })`; read by the loop and `keyStatus`. Deleted when the key's
    * settings return to the defaults.
    */
   keySettings: defineTable({
@@ -384,6 +385,13 @@ export default defineSchema({
     /** Overrides the pool's keyParallelism for this key. */
     parallelism: v.optional(v.number()),
     paused: v.optional(v.boolean()),
+    /** The key's weight in its level's turns (section 13); unset means 1. */
+    weight: v.optional(v.number()),
+    /** Attempts the key is served first up to (section 13); unset means 0. */
+    reserve: v.optional(v.number()),
+    /** The key's own rate limit, or false to exempt it from the pool's keyRateLimit; unset means
+     * the pool's. */
+    rateLimit: v.optional(v.union(vRateLimit, v.literal(false))),
   }).index("by_key", ["key"]),
 
   /**
@@ -510,6 +518,10 @@ export default defineSchema({
     paused: v.optional(v.boolean()),
     /** At most `starts` attempts start in any interval of `periodMs` (rateLimit.ts). */
     rateLimit: v.optional(vRateLimit),
+    /** How keys share a level's starts (section 13); unset means "share". */
+    fairness: v.optional(vFairness),
+    /** Every key's rate limit unless its settings say otherwise (section 13). */
+    keyRateLimit: v.optional(vRateLimit),
   }),
 
   /**

@@ -69,6 +69,9 @@ function overview(over: Partial<AdminOverview["stats"]> = {}): AdminOverview {
           canceled: 0,
           paused: true,
           parallelism: 2,
+          weight: 3,
+          reserve: 1,
+          rateLimit: { starts: 5, periodMs: 1000 },
         },
       ],
       isDone: true,
@@ -216,6 +219,10 @@ describe("DashboardView", () => {
     expect(paused).toContain('data-testid="resume-pool"');
     expect(paused).not.toContain('data-testid="pause-pool"');
     expect(paused).toMatch(/data-key="tenant-a".*\(paused\).*data-action="resume-key"/);
+    // Each key's share (API-EXTENSIONS section 13): weight, reserve and rate limit in force.
+    expect(paused).toMatch(
+      /data-key="tenant-a".*data-testid="key-share">weight 3 · reserve 1 · 5 per 1,000 ms</,
+    );
     expect(paused).toContain('data-testid="running-empty"');
     expect(paused).toContain('data-testid="failed-empty"');
     const running = renderToStaticMarkup(

@@ -385,7 +385,8 @@ export function JobsTable(props: {
   );
 }
 
-/** A page of keys: counts, parallelism, pause; pause/resume and a key's parallelism. */
+/** A page of keys: counts, share (weight, reserve, rate limit), parallelism, pause; pause/resume
+ * and a key's parallelism. */
 export function KeysView(props: {
   keys: KeyRow[];
   paging: KeysPaging;
@@ -407,6 +408,7 @@ export function KeysView(props: {
             <th>succeeded</th>
             <th>failed</th>
             <th>canceled</th>
+            <th>share</th>
             <th>parallelism</th>
             <th />
           </tr>
@@ -445,6 +447,7 @@ function KeyRowView(props: { row: KeyRow; act: Act; actions: DashboardActions })
       <td className="wpd-ok">{formatCount(row.succeeded)}</td>
       <td className="wpd-bad">{formatCount(row.failed)}</td>
       <td>{formatCount(row.canceled)}</td>
+      <td data-testid="key-share">{shareText(row)}</td>
       <td>
         {row.parallelism}{" "}
         <input
@@ -478,6 +481,18 @@ function KeyRowView(props: { row: KeyRow; act: Act; actions: DashboardActions })
       </td>
     </tr>
   );
+}
+
+/** A key's share as the keys view shows it, e.g. "weight 3 · reserve 1 · 5 per 1,000 ms". */
+export function shareText(row: Pick<KeyRow, "weight" | "reserve" | "rateLimit">): string {
+  const parts = [`weight ${row.weight}`];
+  if (row.reserve > 0) parts.push(`reserve ${row.reserve}`);
+  if (row.rateLimit !== null) {
+    parts.push(
+      `${formatCount(row.rateLimit.starts)} per ${formatCount(row.rateLimit.periodMs)} ms`,
+    );
+  }
+  return parts.join(" · ");
 }
 
 /** The message of an error from an action: a ConvexError's `data.message` when it has one. */

@@ -35,7 +35,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "mutation",
         "internal",
         {
+          fairness?: "share" | "due";
           keyParallelism?: number;
+          keyRateLimit?: null | { periodMs: number; starts: number };
           logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
           maxParallelism?: number;
           rateLimit?: null | { periodMs: number; starts: number };
@@ -159,8 +161,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
               parallelism: number;
               paused: boolean;
               pending: number;
+              rateLimit: null | { periodMs: number; starts: number };
+              reserve: number;
               running: number;
               succeeded: number;
+              weight: number;
             }>;
             pageStatus?: "SplitRecommended" | "SplitRequired" | null;
             splitCursor?: string | null;
@@ -240,8 +245,11 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
           parallelism: number;
           paused: boolean;
           pending: number;
+          rateLimit: null | { periodMs: number; starts: number };
+          reserve: number;
           running: number;
           succeeded: number;
+          weight: number;
         },
         Name
       >;
@@ -254,6 +262,20 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         null,
         Name
       >;
+      setKeyRateLimit: FunctionReference<
+        "mutation",
+        "internal",
+        { key: string; rateLimit: { periodMs: number; starts: number } | false | null },
+        null,
+        Name
+      >;
+      setKeyShare: FunctionReference<
+        "mutation",
+        "internal",
+        { key: string; share: { reserve?: number; weight?: number } | null },
+        null,
+        Name
+      >;
     };
     lib: {
       cancel: FunctionReference<
@@ -261,7 +283,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config?: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -278,7 +302,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         {
           before?: number;
           config?: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -308,7 +334,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -348,7 +376,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -417,7 +447,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config?: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -570,7 +602,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         "internal",
         {
           config?: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };
@@ -586,7 +620,9 @@ export type ComponentApi<Name extends string | undefined = string | undefined> =
         {
           catchupWindowMs?: number;
           config?: {
+            fairness?: "share" | "due";
             keyParallelism?: number;
+            keyRateLimit?: null | { periodMs: number; starts: number };
             logLevel?: "DEBUG" | "TRACE" | "INFO" | "REPORT" | "WARN" | "ERROR";
             maxParallelism?: number;
             rateLimit?: null | { periodMs: number; starts: number };

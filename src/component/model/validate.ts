@@ -103,6 +103,53 @@ export function validateRateLimit(
   }
 }
 
+/** The largest weight a key may have (section 13): a hundred times another key's share is as
+ * skewed as a tenant split needs, and keeps a level's virtual pass steps at least 0.01. */
+export const MAX_KEY_WEIGHT = 100;
+/** The largest reserve a key may have (section 13): beyond any pool's useful maxParallelism, and
+ * capped in effect by the key's and the pool's parallelism anyway. */
+export const MAX_KEY_RESERVE = 1000;
+
+/** Checks `fairness`: "share" or "due". */
+export function validateFairness(value: unknown, argument = "fairness"): void {
+  if (value !== "share" && value !== "due") {
+    invalidArgument(argument, 'must be "share" or "due"', value);
+  }
+}
+
+/** Checks a key's share as `setKeyShare` takes it: an object of `weight` (whole number 1 to
+ * MAX_KEY_WEIGHT) and `reserve` (whole number 0 to MAX_KEY_RESERVE), each optional, or null. */
+export function validateKeyShare(
+  value: { weight?: number; reserve?: number } | null,
+  argument = "share",
+): void {
+  if (value === null) return;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    invalidArgument(argument, "must be { weight?, reserve? } or null", value);
+  }
+  const { weight, reserve } = value;
+  if (weight !== undefined) wholeInRange(weight, 1, MAX_KEY_WEIGHT, `${argument}.weight`);
+  if (reserve !== undefined) wholeInRange(reserve, 0, MAX_KEY_RESERVE, `${argument}.reserve`);
+}
+
+/** Checks a key's rate limit as `setKeyRateLimit` takes it: `{ starts, periodMs }`, false or null. */
+export function validateKeyRateLimit(
+  value: { starts: number; periodMs: number } | false | null,
+  argument = "rateLimit",
+): void {
+  if (value === null || value === false) return;
+  if (typeof value !== "object") {
+    invalidArgument(argument, "must be { starts, periodMs }, false or null", value);
+  }
+  validateRateLimit(value, argument);
+}
+
+function wholeInRange(value: unknown, min: number, max: number, argument: string): void {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    invalidArgument(argument, `must be a whole number from ${min} to ${max}`, value);
+  }
+}
+
 const PRIORITIES = ["high", "normal", "low"];
 
 /** Checks a job's priority. */

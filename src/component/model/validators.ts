@@ -154,6 +154,18 @@ export type LogLevel = Infer<typeof vLogLevel>;
 /** A pool's rate limit: at most `starts` attempts start in any interval of `periodMs` ms. */
 export const vRateLimit = v.object({ starts: v.number(), periodMs: v.number() });
 
+/** How keys share a priority level's free slots (API-EXTENSIONS section 13): "share" (weighted
+ * turns, the default) or "due" (earlier due first across keys). */
+export const vFairness = v.union(v.literal("share"), v.literal("due"));
+export type Fairness = Infer<typeof vFairness>;
+
+/** A key's share (section 13) as `setKeyShare` takes it: a field left out keeps its value. */
+export const vKeyShare = v.object({
+  weight: v.optional(v.number()),
+  reserve: v.optional(v.number()),
+});
+export type KeyShare = Infer<typeof vKeyShare>;
+
 export const vConfigUpdate = v.object({
   maxParallelism: v.optional(v.number()),
   logLevel: v.optional(vLogLevel),
@@ -161,6 +173,10 @@ export const vConfigUpdate = v.object({
   keyParallelism: v.optional(v.number()),
   /** The pool's rate limit (section 5); `null` removes it, leaving it out keeps what is stored. */
   rateLimit: v.optional(v.union(vRateLimit, v.null())),
+  /** How keys share a priority level's starts (section 13): weighted turns, or due order. */
+  fairness: v.optional(vFairness),
+  /** The default rate limit of every key (section 13); `null` removes it. */
+  keyRateLimit: v.optional(v.union(vRateLimit, v.null())),
 });
 export type ConfigUpdate = Infer<typeof vConfigUpdate>;
 
@@ -358,6 +374,12 @@ export const vKeyStatus = v.object({
   paused: v.boolean(),
   /** The key's limit: its own, or the pool's keyParallelism. */
   parallelism: v.number(),
+  /** The key's weight in its level's turns (section 13): its own, else 1. */
+  weight: v.number(),
+  /** Attempts the key is served first up to (section 13): its own, else 0. */
+  reserve: v.number(),
+  /** The key's rate limit in force: its own, else the pool's keyRateLimit, else null. */
+  rateLimit: v.union(vRateLimit, v.null()),
 });
 export type KeyStatus = Infer<typeof vKeyStatus>;
 
