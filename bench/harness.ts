@@ -20,6 +20,7 @@ import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { RateLimit } from "../src/client/index.js";
+import type { Fairness } from "../src/component/model/validators.js";
 import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
@@ -110,9 +111,6 @@ export type Scenario = {
    * their weights (`ShareChecks`). */
   shares?: { weights: number[]; idleKeys?: number; checkSplit?: boolean };
 };
-
-/** How our pool orders due jobs of different keys: in weighted turns, or earlier due first. */
-export type Fairness = "share" | "due";
 
 /** One big tenant, `t0`, enqueues `bigJobs` at once; `smallAfterMs` later, each of `small` small
  * tenants (`t1`, `t2`, …) enqueues `smallJobs` at once, one app mutation per tenant. */

@@ -19,8 +19,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { Workpool, type RateLimit } from "../src/client/index.js";
+import type { RateLimit } from "../src/client/index.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
+import type { Fairness } from "../src/component/model/validators.js";
 import { EXECUTOR_CONCURRENCY } from "./app/tasks.js";
 import { highLagLimitMs, MIN_ACHIEVED_RATE } from "./checks.js";
 import { SHARE_SLACK_STARTS, SHARE_TOLERANCE, SHARE_WINDOW_STARTS } from "./fairChecks.js";
@@ -29,7 +30,6 @@ import {
   SETTLE_MS,
   STEP_MS,
   tenantJobs,
-  type Fairness,
   type KeyLayout,
   type Result,
   type Scenario,
@@ -331,9 +331,9 @@ const SMALL_AFTER_MS = 1_000;
 const SPLIT_WEIGHTS = [3, 1];
 /** Scenario 11d to 11f's weight: not the default 1, so that each key holds a share of its own. */
 const OWN_WEIGHT = 2;
-/** Whether our client has §13's fair share (`setKeyShare`; the engine on branch wfair): without it
- * the scenarios that need it (11b to 11f) are left out and 11a runs today's order. */
-const FAIR_SHARE_ENGINE = "setKeyShare" in Workpool.prototype;
+/** BENCH_FAIR_SHARE=0 leaves out the scenarios with fairness "share" (11b to 11f): 11a, the order
+ * before fair share and the peer, runs alone. */
+const fairShare = process.env.BENCH_FAIR_SHARE !== "0";
 
 /** Scenario 11a/11b: one big tenant and many small ones, in the order `fairness` gives. */
 function tenantsScenario(id: string, fairness: Fairness): Scenario {
@@ -419,7 +419,7 @@ function fairShareScenarios(): Scenario[] {
   };
   return [
     tenantsScenario("11a", "due"),
-    ...(FAIR_SHARE_ENGINE
+    ...(fairShare
       ? [
           tenantsScenario("11b", "share"),
           sharesScenario("11c", {

@@ -19,6 +19,7 @@ import {
   type OnCompleteArgs,
   type RateLimit,
 } from "../../src/client/index.js";
+import { vFairness, type Fairness } from "../../src/component/model/validators.js";
 import { api, components, internal } from "./_generated/api.js";
 import { probe } from "./probe.js";
 
@@ -42,14 +43,12 @@ type Retry = { maxAttempts: number; initialBackoffMs: number; base: number };
 
 const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 
-const vFairness = v.union(v.literal("share"), v.literal("due"));
-
 /** Our pool's options beyond maxParallelism (the peer has none of them). */
 type OurOptions = {
   keyParallelism?: number;
   rateLimit?: RateLimit;
   logLevel?: LogLevel;
-  fairness?: typeof vFairness.type;
+  fairness?: Fairness;
 };
 
 function pool(side: "ours" | "peer", maxParallelism: number, options: OurOptions = {}) {
@@ -161,17 +160,6 @@ async function enqueueActionsOrTasks(
   return ids;
 }
 
-/** §13's `setKeyShare` as our client declares it. Until the fair-share engine (branch wfair) is
- * merged, the client has none: the scenarios that set shares are left out then
- * (bench/scenarios.bench-run.ts, `FAIR_SHARE_ENGINE`), and this throws if called. */
-type KeyShares = {
-  setKeyShare?: (
-    ctx: GenericMutationCtx<GenericDataModel>,
-    key: string,
-    share: { weight?: number; reserve?: number } | null,
-  ) => Promise<unknown>;
-};
-
 /** Sets each key's share (`pool.setKeyShare`), one client call each (ours only: the peer has
  * none). */
 export const setShares = mutationGeneric({
@@ -180,8 +168,8 @@ export const setShares = mutationGeneric({
     shares: v.array(v.object({ key: v.string(), weight: v.number() })),
   },
   handler: async (ctx, { maxParallelism, shares }) => {
-    const p = pool("ours", maxParallelism) as KeyShares;
-    if (!p.setKeyShare) throw new Error("this client has no setKeyShare: merge branch wfair");
+    const p = pool("ours", maxParallelism);
+    if (!(p instanceof OurWorkpool)) throw new Error("the peer has no key shares");
     for (const { key, weight } of shares) await p.setKeyShare(ctx, key, { weight });
   },
 });
