@@ -226,7 +226,15 @@ describe("keyStatus", () => {
       { poolOptions },
     );
     const zero = { pending: 0, running: 0, succeeded: 0, failed: 0, canceled: 0 };
-    expect(await keyStatus(t, "k")).toEqual({ ...zero, pending: 3, paused: false, parallelism: 1 });
+    // The share in force (API-EXTENSIONS section 13): the defaults, as the key has none of its own.
+    const share = { weight: 1, reserve: 0, rateLimit: null };
+    expect(await keyStatus(t, "k")).toEqual({
+      ...zero,
+      ...share,
+      pending: 3,
+      paused: false,
+      parallelism: 1,
+    });
     await runUntil(t, () => probe.groupRunning.get("k") === 1);
     expect(await keyStatus(t, "k")).toMatchObject({ pending: 2, running: 1 });
     await runUntil(t, async () => (await completions(t)).length === 3, 5000);

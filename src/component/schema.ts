@@ -180,6 +180,11 @@ export default defineSchema({
      * after `workId`. One canceled while it waits stays listed; the loop skips it (it is no longer
      * pending). */
     more: v.optional(v.array(v.id("work"))),
+    /** True on a keyed job's row (set by every writer of a row with `key`): the start stage reads
+     * keyed and unkeyed rows apart (`by_keyed`), so under fair share (section 13) it finds the keys
+     * with due jobs without reading past the jobs without a key, and the other way round. A keyed
+     * row without it (written before 0.3) is read with the unkeyed ones and taken to its key. */
+    keyed: v.optional(v.literal(true)),
   })
     // Within a segment, by due time: jobs start in due order to the millisecond.
     .index("by_segment", ["segment", "runAt"])
@@ -190,6 +195,8 @@ export default defineSchema({
     .index("by_early", ["early", "segment"])
     // What the start stage reads: one level at a time, each from its own cursor.
     .index("by_priority", ["priority", "segment", "runAt"])
+    // The same, keyed rows apart from the others (fair share: mainLoop/start.ts).
+    .index("by_keyed", ["keyed", "priority", "segment", "runAt"])
     // The wake-ups enqueues scheduled, by segment: read only by enqueues (each for the one segment
     // it writes into) and the watchdog's `checkWakes`, never by the loop.
     .index("by_wake", ["wake.segment"])
@@ -279,9 +286,16 @@ export default defineSchema({
     runAt: v.number(),
     /** The head's priority ("normal" unset; a slot-holding retry counts as "high"). */
     priority: vStoredPriority,
+    /** Under fair share (section 13): 0 while the key runs fewer attempts than its reserve, else 1;
+     * unset on a hint (`setKeyParallelism`, `resume`) the loop has not placed yet. */
+    tier: v.optional(v.number()),
+    /** Under fair share: the key's virtual pass when listed (model/startOrder.ts). */
+    pass: v.optional(v.number()),
   })
     .index("by_runAt", ["runAt"])
     .index("by_priority", ["priority", "runAt"])
+    // Fair share's order: a level's keys below their reserve first, then by virtual pass.
+    .index("by_share", ["priority", "tier", "pass"])
     .index("by_key", ["key"]),
 
   /**
@@ -302,6 +316,12 @@ export default defineSchema({
     /** Per rank, the due time of the last queued job of that rank started: head reads start near
      * it, past the index entries of the key's started jobs (keyState.ts, `queueHead`). */
     headFromByRank: v.optional(v.array(v.union(v.number(), v.null()))),
+    /** The key's virtual pass under fair share (section 13, model/startOrder.ts): grows by
+     * 1/weight with each start; unset until its first start under fair share. */
+    pass: v.optional(v.number()),
+    /** The key's starts of its rate limit's last period, in buckets (model/startOrder.ts);
+     * unset while the key has no rate limit. */
+    startLog: v.optional(v.array(v.object({ from: v.number(), at: v.number(), n: v.number() }))),
     /** Jobs finished with each result, ever (the ledger counts those swept since). */
     succeeded: v.number(),
     failed: v.number(),
@@ -644,11 +664,19 @@ export default defineSchema({
         startLow: v.optional(v.number()),
         /** The cursor of the rows filed early (`by_early`). */
         early: v.optional(v.number()),
+        /** The start cursors of keyed rows (`by_keyed`), per level, under fair share: `start`,
+         * `startHigh` and `startLow` are then those of the rows without a key. */
+        keyedStart: v.optional(v.number()),
+        keyedHigh: v.optional(v.number()),
+        keyedLow: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so
      * the loop looks for the next expiry above it (past the sweeper's tombstones). */
     expiryCursor: v.optional(v.number()),
+    /** Fair share's clocks per level (section 13, model/startOrder.ts): the level's virtual time
+     * (`time`, the pass of its latest start) and the virtual pass of its jobs without a key. */
+    share: v.optional(v.record(v.string(), v.object({ time: v.number(), unkeyed: v.number() }))),
     /** The starts of the last rate-limit period, in buckets (rateLimit.ts); unset without a limit.
      * `from` and `at` are the times of a bucket's first and latest starts, `n` how many. */
     startLog: v.optional(v.array(v.object({ from: v.number(), at: v.number(), n: v.number() }))),

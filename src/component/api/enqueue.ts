@@ -195,6 +195,7 @@ function startOf(
     runAt: Math.max(runAt, now),
     segment: early ? segment : Math.max(segment, dueSegment(runAt)),
     key: item.key,
+    ...(item.key !== undefined ? { keyed: true as const } : {}),
     priority: storedPriority(item.priority),
     wake,
     early,

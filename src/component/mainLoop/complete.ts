@@ -393,7 +393,7 @@ async function requeue(
   runAt: number,
   inLine = false,
 ): Promise<void> {
-  const cursor = pass.state.cursors?.[startCursorOf(work.priority)] ?? 0;
+  const cursor = pass.state.cursors?.[startCursorOf(work.priority, work.key !== undefined)] ?? 0;
   // Pending again with its old due time as `listAt`: `stats` and `list` read pending jobs from
   // the floor up (stats.ts), so the floor goes down to it (it only ever needs to be a lower bound).
   if (inLine && pass.state.pendingFloor !== undefined && runAt < pass.state.pendingFloor) {
@@ -406,7 +406,7 @@ async function requeue(
       ? Math.min(Math.max(cursor, dueSegment(runAt)), pass.segment)
       : segmentForRunAt(runAt, pass.now),
     priority: work.priority,
-    ...(work.key !== undefined ? { key: work.key, holdsSlot: true } : {}),
+    ...(work.key !== undefined ? { key: work.key, keyed: true as const, holdsSlot: true } : {}),
     fromLoop: true,
   });
 }

@@ -9,6 +9,17 @@
  */
 import type { Doc, Id } from "../_generated/dataModel.js";
 import type { StoredPriority } from "../model/validators.js";
+import {
+  DEFAULT_WEIGHT,
+  joinPass,
+  keyMayStart,
+  nextAllowedAt,
+  rateRoom,
+  reserveInEffect,
+  tierOf,
+  type RateLimit,
+  type Turn,
+} from "../model/startOrder.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */
@@ -20,7 +31,14 @@ export type KeyEntry = {
   counts: KeyCounts;
   parallelism: number | undefined;
   paused: boolean;
+  /** The key's share (section 13): its own weight and reserve, else 1 and 0. */
+  weight: number;
+  reserve: number;
+  /** The key's rate limit in force: its own, else the pool's keyRateLimit (false: exempt). */
+  rateLimit: RateLimit | undefined;
   dirty: boolean;
+  /** The key's `keyReady` row as this pass last read or wrote it (undefined: not read). */
+  listed?: Doc<"keyReady"> | null;
   /** The key's queue head as this pass last read it (undefined: not read since the queue changed). */
   head?: Doc<"keyQueue"> | null;
 };
@@ -73,6 +91,10 @@ export async function keyEntry(pass: Pass, key: string): Promise<KeyEntry> {
     counts,
     parallelism: settings?.parallelism,
     paused: settings?.paused ?? false,
+    weight: settings?.weight ?? DEFAULT_WEIGHT,
+    reserve: settings?.reserve ?? 0,
+    rateLimit:
+      settings?.rateLimit === false ? undefined : (settings?.rateLimit ?? pass.config.keyRateLimit),
     dirty: false,
   };
   pass.keys.set(key, entry);
@@ -206,9 +228,41 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
   return true;
 }
 
-/** True when the key has queued jobs and the head may start now. */
+/** True when the key has queued jobs and the head may start now (model/startOrder.ts
+ * `keyMayStart`: not paused, within its parallelism and its rate limit). */
 export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
-  return head !== null && !entry.paused && (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
+  return (
+    head !== null &&
+    keyMayStart({
+      paused: entry.paused,
+      active: entry.counts.active,
+      limit: keyLimit(pass, entry),
+      headHoldsSlot: head.rank === RANK_HOLDER,
+      rateRoom: rateRoom(entry.counts.startLog, entry.rateLimit, pass.now),
+    })
+  );
+}
+
+/** When the key's rate limit next lets it start, if it does not now. */
+export function keyAllowedAt(pass: Pass, entry: KeyEntry): number | undefined {
+  return nextAllowedAt(entry.counts.startLog, entry.rateLimit, pass.now);
+}
+
+/** The key's turn at its head's level under fair share, joined to the level's virtual time; the
+ * head must be read (`queueHead`). */
+export function keyTurn(
+  pass: Pass,
+  entry: KeyEntry,
+  head: Doc<"keyQueue">,
+  levelTime: number,
+): Turn {
+  const reserve = reserveInEffect(entry.reserve, keyLimit(pass, entry), pass.config.maxParallelism);
+  return {
+    key: entry.counts.key,
+    tier: tierOf(entry.counts.running, reserve),
+    pass: joinPass(entry.counts.pass, levelTime),
+    runAt: head.runAt,
+  };
 }
 
 /**
@@ -231,17 +285,13 @@ export async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
 export type FreedKey = { key: string; runAt: number; priority: StoredPriority };
 
 /**
- * Writes back every key the pass changed, and lists in `keyReady` each of them whose queue head may
- * still start (the pass ran out of room before it). A listed row is never removed here: the start
- * stage checks the key before it starts anything and drops a row that no longer applies (so a hint
- * from `resume` is never lost).
+ * Writes back every key the pass changed, and places each of them in `keyReady` (`placeListed`):
+ * listed while its queue head may start (or waits only for its rate limit), dropped otherwise.
+ * Every key it drops was read in this pass, so a hint from `resume` or `setKeyParallelism` that
+ * came after is never lost (that caller lists the key again).
  */
 export async function flushKeys(pass: Pass): Promise<void> {
-  for (const entry of pass.keys.values()) {
-    if (entry.dirty && entry.counts.queued > 0 && hasFreeSlot(pass, entry)) {
-      await markReady(pass, entry);
-    }
-  }
+  for (const entry of pass.keys.values()) if (entry.dirty) await placeListed(pass, entry);
   for (const entry of pass.keys.values()) {
     if (!entry.dirty) continue;
     if (entry.rowId) await pass.ctx.db.replace("keyState", entry.rowId, entry.counts);
@@ -254,16 +304,74 @@ export async function firstReadyAt(pass: Pass): Promise<number | undefined> {
   return (await pass.ctx.db.query("keyReady").withIndex("by_runAt").first())?.runAt;
 }
 
-/** Lists the key in `keyReady` (at its queue head's due time) unless it is listed already. */
-async function markReady(pass: Pass, entry: KeyEntry): Promise<void> {
-  const { key } = entry.counts;
-  const listed = await pass.ctx.db
-    .query("keyReady")
-    .withIndex("by_key", (q) => q.eq("key", key))
-    .first();
-  if (listed) return;
-  const head = await queueHead(pass, entry);
-  if (head) {
-    await pass.ctx.db.insert("keyReady", { key, runAt: head.runAt, priority: head.priority });
+/** The key's `keyReady` row (one per key), read once per pass. */
+export async function listedRow(pass: Pass, entry: KeyEntry): Promise<Doc<"keyReady"> | null> {
+  if (entry.listed === undefined) {
+    entry.listed = await pass.ctx.db
+      .query("keyReady")
+      .withIndex("by_key", (q) => q.eq("key", entry.counts.key))
+      .first();
   }
+  return entry.listed;
+}
+
+/**
+ * Lists the key at its head's level and due time (under fair share also its tier and virtual
+ * pass), or at the time its rate limit lets it start when that is later (tier TIER_WAITING until
+ * then); or drops its row when it may not start (at its parallelism, paused, or nothing queued:
+ * whoever changes that lists it again — a completion's pass, `resume`, `setKeyParallelism`).
+ */
+export async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
+  const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
+  const allowedAt = keyAllowedAt(pass, entry);
+  const waitsForRate =
+    head !== null &&
+    allowedAt !== undefined &&
+    !entry.paused &&
+    (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
+  const listed = await listedRow(pass, entry);
+  if (head === null || (!waitsForRate && !headMayStart(pass, entry, head))) {
+    if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
+    entry.listed = null;
+    return;
+  }
+  const turn =
+    pass.config.fairness === "share"
+      ? keyTurn(pass, entry, head, levelClock(pass, head.priority).time)
+      : undefined;
+  const fields = {
+    key: entry.counts.key,
+    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
+    priority: head.priority,
+    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
+    pass: turn?.pass,
+  };
+  if (listed === null) {
+    const id = await pass.ctx.db.insert("keyReady", fields);
+    entry.listed = { _id: id, _creationTime: pass.now, ...fields };
+  } else if (
+    listed.runAt !== fields.runAt ||
+    listed.priority !== fields.priority ||
+    listed.tier !== fields.tier ||
+    listed.pass !== fields.pass
+  ) {
+    await pass.ctx.db.patch("keyReady", listed._id, fields);
+    entry.listed = { ...listed, ...fields };
+  }
+}
+
+/** The tier of a listed key that waits for its rate limit's window (read after the others). */
+export const TIER_WAITING = 2;
+
+/** A level's fair-share clocks (section 13): its virtual time and its unkeyed jobs' pass. */
+export type LevelClock = { time: number; unkeyed: number };
+
+/** A level's clocks as stored (a copy; zero when never set). */
+export function levelClock(pass: Pass, level: StoredPriority): LevelClock {
+  return { ...(pass.state.share?.[level ?? "normal"] ?? { time: 0, unkeyed: 0 }) };
+}
+
+/** Stores a level's clocks. */
+export function setLevelClock(pass: Pass, level: StoredPriority, clock: LevelClock): void {
+  pass.state.share = { ...pass.state.share, [level ?? "normal"]: clock };
 }

@@ -65,10 +65,24 @@ export function tableFrom(pass: Pass, table: keyof Cursors): number {
   return readFrom(pass.state.cursors?.[table]);
 }
 
-/** The start cursor of a priority level. */
-export function startCursorOf(priority: StoredPriority): "start" | "startHigh" | "startLow" {
+/** The start cursor of a priority level: of its rows without a key, or (`keyed`) of its keyed
+ * rows. In due order (`fairness: "due"`) the stage reads both kinds together from the lower one
+ * and moves both (`dueStartsFrom`); under fair share each kind has its own. */
+export function startCursorOf(priority: StoredPriority, keyed = false): keyof Cursors {
+  if (keyed)
+    return priority === "high" ? "keyedHigh" : priority === "low" ? "keyedLow" : "keyedStart";
   return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
 }
+
+/** The segment due order reads a level's rows (both kinds) from: the lower of its two cursors. */
+function dueStartsFrom(pass: Pass, level: StoredPriority): number {
+  const keyed = pass.state.cursors?.[startCursorOf(level, true)];
+  const from = tableFrom(pass, startCursorOf(level));
+  return keyed === undefined ? from : Math.min(from, tableFrom(pass, startCursorOf(level, true)));
+}
+
+/** Which of a level's due rows a read takes: all of them in due order, or one kind. */
+export type StartRows = "all" | "keyed" | "unkeyed";
 
 /** The jobs a `pendingStart` row holds: its own, and a batch's others (`more`). */
 export function jobsIn(row: Doc<"pendingStart">): number {
@@ -86,16 +100,27 @@ export async function readDueStarts(
   pass: Pass,
   level: StoredPriority,
   limit: number,
+  kind: StartRows = "all",
 ): Promise<{ rows: Doc<"pendingStart">[]; full: boolean }> {
   const rows: Doc<"pendingStart">[] = [];
   let jobs = 0;
   if (limit <= 0) return { rows, full: true };
-  const query = pass.ctx.db.query("pendingStart").withIndex("by_priority", (q) =>
-    q
-      .eq("priority", level)
-      .gte("segment", tableFrom(pass, startCursorOf(level)))
-      .lte("segment", pass.segment),
-  );
+  const table = pass.ctx.db.query("pendingStart");
+  const query =
+    kind === "all"
+      ? table.withIndex("by_priority", (q) =>
+          q
+            .eq("priority", level)
+            .gte("segment", dueStartsFrom(pass, level))
+            .lte("segment", pass.segment),
+        )
+      : table.withIndex("by_keyed", (q) =>
+          q
+            .eq("keyed", kind === "keyed" ? true : undefined)
+            .eq("priority", level)
+            .gte("segment", tableFrom(pass, startCursorOf(level, kind === "keyed")))
+            .lte("segment", pass.segment),
+        );
   for await (const row of query) {
     rows.push(row);
     jobs += jobsIn(row);
@@ -113,6 +138,17 @@ export async function countDueStarts(pass: Pass, limit: number): Promise<number>
     count += rows.reduce((sum, row) => sum + jobsIn(row), 0);
   }
   return Math.min(count, limit);
+}
+
+/** Records that every row of a level's `kind` below `segment` is gone ("all": both kinds). */
+export function advanceStartCursor(
+  pass: Pass,
+  level: StoredPriority,
+  kind: StartRows,
+  segment: number,
+): void {
+  if (kind !== "keyed") advanceCursor(pass, startCursorOf(level), segment);
+  if (kind !== "unkeyed") advanceCursor(pass, startCursorOf(level, true), segment);
 }
 
 /** Records that every row of `table` below `segment` is gone. */

@@ -60,8 +60,12 @@ async function refile(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
   await pass.ctx.db.insert("pendingStart", {
     workId: row.workId,
     runAt: row.runAt,
-    segment: Math.max(dueSegment(row.runAt), tableFrom(pass, startCursorOf(row.priority))),
+    segment: Math.max(
+      dueSegment(row.runAt),
+      tableFrom(pass, startCursorOf(row.priority, row.key !== undefined)),
+    ),
     key: row.key,
+    ...(row.key !== undefined ? { keyed: true as const } : {}),
     holdsSlot: row.holdsSlot,
     priority: row.priority,
     fromLoop: true,

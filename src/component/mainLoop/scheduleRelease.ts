@@ -24,7 +24,7 @@ export async function releaseBufferedRun(pass: Pass, finished: Doc<"work">): Pro
     runAt,
     segment: segmentForRunAt(runAt, now),
     priority: waiting.priority,
-    ...(waiting.key !== undefined ? { key: waiting.key } : {}),
+    ...(waiting.key !== undefined ? { key: waiting.key, keyed: true as const } : {}),
     fromLoop: true,
   });
 }

@@ -11,20 +11,33 @@ import {
   firstReadyAt,
   hasFreeSlot,
   headMayStart,
+  keyAllowedAt,
   keyEntry,
   keysFreedThisPass,
+  keyTurn,
+  levelClock,
   queueForKey,
   queueHead,
   queueHolder,
+  setLevelClock,
   startedHead,
   updateKey,
   type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
+import {
+  compareTurns,
+  DEFAULT_WEIGHT,
+  firstTurn,
+  joinPass,
+  logStarts,
+  passAfterTurn,
+  type Turn,
+} from "../model/startOrder.js";
 import { handOverTask } from "./executors.js";
 import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
-  advanceCursor,
+  advanceStartCursor,
   countDueStarts,
   readDueStarts,
   startCursorOf,
@@ -81,18 +94,25 @@ export async function startWork(pass: Pass): Promise<StartOutcome> {
   const poolRoom = pass.config.paused ? 0 : pass.config.maxParallelism - pass.state.running;
   const rateRoom = startsAllowed(pass);
   const room = Math.min(poolRoom, rateRoom);
+  const shared = pass.config.fairness === "share";
+  // Under fair share, due keyed jobs go to their keys' queues even while nothing may start, so
+  // that every key with due jobs is known when a slot frees, not only those ahead in due order.
+  const intake = shared ? await intakeKeyed(pass) : { more: false, taken: 0 };
   if (room <= 0) {
     recordStarts(pass, 0);
-    return { more: false, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
+    return { more: intake.more, heldByRate: poolRoom > 0 && (await anythingDue(pass)) };
   }
-  const freed = await keysFreedThisPass(pass);
-  const budget: Budget = { capacity: room, taken: 0, chunk: 0 };
+  const freed = shared ? [] : await keysFreedThisPass(pass);
+  const budget: Budget = { capacity: room, taken: intake.taken, chunk: 0 };
   let exhausted = true;
   for (const level of PRIORITY_LEVELS) {
-    exhausted = await startLevel(pass, level, freed, budget);
+    exhausted = shared
+      ? await startLevelShared(pass, level, budget)
+      : await startLevel(pass, level, freed, budget);
     // A level that still has due work keeps every lower one waiting.
     if (!exhausted) break;
   }
+  exhausted &&= !intake.more;
   recordStarts(pass, room - budget.capacity);
   const rateBound = rateRoom < poolRoom && budget.capacity === 0;
   return {
@@ -178,8 +198,222 @@ async function startLevel(
     }
   }
   // The level's pendingStart rows below the first one that may be left are gone.
-  advanceCursor(pass, startCursorOf(level), dueLeftAt ?? pass.segment);
+  advanceStartCursor(pass, level, "all", dueLeftAt ?? pass.segment);
   return exhausted;
+}
+
+/**
+ * Fair share's intake: moves due keyed `pendingStart` rows of every level to their keys' queues
+ * (a retry that holds its slot first in its key's order), within the stage's batch and the pass's
+ * budget. `more` when it stopped on either: more may be due.
+ */
+async function intakeKeyed(pass: Pass): Promise<{ more: boolean; taken: number }> {
+  let taken = 0;
+  for (const level of PRIORITY_LEVELS) {
+    const want = Math.min(START_BATCH - taken, await budgetUnits(pass, "start", START_COST));
+    if (want <= 0) return { more: true, taken };
+    const { rows, full } = await readDueStarts(pass, level, want, "keyed");
+    for (const row of rows) await queueKeyedRow(pass, row);
+    taken += rows.length;
+    const leftAt = full && rows.length > 0 ? rows[rows.length - 1].segment : pass.segment;
+    advanceStartCursor(pass, level, "keyed", leftAt);
+    if (full) return { more: true, taken };
+  }
+  return { more: false, taken };
+}
+
+/** Puts a due keyed row's job in its key's queue and deletes the row. */
+async function queueKeyedRow(pass: Pass, row: Doc<"pendingStart">): Promise<void> {
+  const entry = await keyEntry(pass, row.key as string);
+  await queueForKey(pass, entry, {
+    workId: row.workId,
+    runAt: row.runAt,
+    holdsSlot: row.holdsSlot === true,
+    priority: row.priority,
+  });
+  await pass.ctx.db.delete("pendingStart", row._id);
+}
+
+/** A contender of the turns of a level under fair share: a key (its entry) or the jobs without a
+ * key (`key` null). */
+type Contender = Turn & { entry?: KeyEntry };
+
+/**
+ * Starts the due work of one priority level under fair share (model/startOrder.ts): the keys that
+ * may start (known to the pass, or listed in `keyReady` by tier and virtual pass) and the jobs
+ * without a key take turns, each turn to the contender that goes first; a key's turn starts its
+ * queue's head. Reads listed keys a chunk at a time and stops (to go on in the next pass) before
+ * a turn that an unread listed key might precede. Returns true when the level has nothing left
+ * that is due.
+ */
+async function startLevelShared(
+  pass: Pass,
+  level: StoredPriority,
+  budget: Budget,
+): Promise<boolean> {
+  if (budget.capacity <= 0 || budget.taken >= START_BATCH) return false;
+  const clock = levelClock(pass, level);
+  const clockBefore = { ...clock };
+  const contenders = new Map<string, Contender>();
+  const consider = async (entry: KeyEntry) => {
+    const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
+    if (head === null || head.priority !== level || !headMayStart(pass, entry, head)) {
+      contenders.delete(entry.counts.key);
+      return;
+    }
+    contenders.set(entry.counts.key, { ...keyTurn(pass, entry, head, clock.time), entry });
+  };
+  // Keys this pass already holds (freed by a completion, or given jobs by the intake).
+  for (const entry of pass.keys.values()) if (entry.dirty) await consider(entry);
+  // Turns are taken in chunks sized to the pass's budget (passBudget.ts), asked once per chunk.
+  let chunk = await budgetUnits(pass, "start", START_COST);
+  if (chunk <= 0) return false;
+  const want = Math.min(budget.capacity, START_BATCH - budget.taken);
+  // Listed keys, first in the level's order; a full read leaves a bound no turn may pass.
+  const listed = await pass.ctx.db
+    .query("keyReady")
+    .withIndex("by_share", (q) => q.eq("priority", level))
+    .take(want);
+  const bound = listed.length === want ? listed[listed.length - 1] : undefined;
+  for (const row of listed) {
+    if (contenders.has(row.key)) continue;
+    const entry = await keyEntry(pass, row.key);
+    entry.listed = row;
+    await consider(entry);
+    // A row whose key may not start now is placed again (or dropped) at the end of the pass.
+    if (!contenders.has(row.key)) entry.dirty = true;
+  }
+  const unkeyed = new UnkeyedJobs(pass, level, want);
+  let exhausted = false;
+  while (budget.capacity > 0 && budget.taken < START_BATCH) {
+    if (chunk <= 0) chunk = await budgetUnits(pass, "start", START_COST);
+    if (chunk <= 0) break;
+    const head = await unkeyed.head();
+    const jobs: Contender | undefined =
+      head === undefined
+        ? undefined
+        : { key: null, tier: 1, pass: joinPass(clock.unkeyed, clock.time), runAt: head.runAt };
+    const next = firstTurn([...contenders.values(), ...(jobs ? [jobs] : [])], "share");
+    if (next === undefined) {
+      exhausted = bound === undefined && !unkeyed.full;
+      break;
+    }
+    if (bound !== undefined && beyond(next, bound)) break;
+    budget.taken++;
+    chunk--;
+    // A turn without a rival moves no clock: alone, a contender owes nothing to anyone.
+    const rivals = contenders.size + (jobs ? 1 : 0) > 1;
+    if (rivals) clock.time = Math.max(clock.time, next.pass);
+    let started: boolean;
+    if (next.entry === undefined) {
+      const job = unkeyed.take();
+      started = await startJob(pass, job.workId, job.runAt, undefined, job.shared);
+      if (rivals) clock.unkeyed = passAfterTurn(next.pass, DEFAULT_WEIGHT);
+    } else {
+      const { entry } = next;
+      started = (await startHead(pass, entry.counts.key)).started;
+      if (rivals) entry.counts.pass = passAfterTurn(next.pass, entry.weight);
+      entry.dirty = true;
+      await consider(entry);
+    }
+    if (started) budget.capacity--;
+  }
+  await unkeyed.finish();
+  if (clock.time !== clockBefore.time || clock.unkeyed !== clockBefore.unkeyed) {
+    setLevelClock(pass, level, clock);
+  }
+  return exhausted;
+}
+
+/** True when `turn` would go after the last listed row read (`bound`): an unread row might go
+ * first. A row not yet placed (no tier: a hint) bounds every turn. */
+function beyond(turn: Turn, bound: Doc<"keyReady">): boolean {
+  if (bound.tier === undefined || bound.pass === undefined) return true;
+  return (
+    compareTurns(
+      turn,
+      { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt },
+      "share",
+    ) > 0
+  );
+}
+
+/**
+ * A level's due jobs without a key, in due order, read a chunk at a time from their cursor: the
+ * queue of the jobs without a key, which take turns as one key. A keyed row met among them (one
+ * written before rows were marked `keyed`) goes to its key's queue. `finish` writes back a row
+ * whose jobs were started in part and moves the level's cursor.
+ */
+class UnkeyedJobs {
+  private rows: Doc<"pendingStart">[] = [];
+  private row = 0;
+  private job = 0;
+  private read = false;
+  full = false;
+  constructor(
+    private readonly pass: Pass,
+    private readonly level: StoredPriority,
+    private readonly want: number,
+  ) {}
+
+  /** The next job's row, if a job is due. */
+  async head(): Promise<Doc<"pendingStart"> | undefined> {
+    for (;;) {
+      if (this.row < this.rows.length) {
+        const row = this.rows[this.row];
+        if (row.key === undefined) return row;
+        await queueKeyedRow(this.pass, row);
+        this.row++;
+        continue;
+      }
+      if (this.read && !this.full) return undefined;
+      if (this.read) await this.dropTaken();
+      const { rows, full } = await readDueStarts(this.pass, this.level, this.want, "unkeyed");
+      this.rows = rows;
+      this.row = 0;
+      this.job = 0;
+      this.full = full;
+      this.read = true;
+      if (rows.length === 0) return undefined;
+    }
+  }
+
+  /** Takes the next job (`head` must have said there is one); `shared` when its row holds a
+   * batch's jobs, where one canceled while it waited stays listed. */
+  take(): { workId: Id<"work">; runAt: number; shared: boolean } {
+    const row = this.rows[this.row];
+    const jobs = [row.workId, ...(row.more ?? [])];
+    const workId = jobs[this.job++];
+    if (this.job === jobs.length) {
+      this.row++;
+      this.job = 0;
+      this.pending.push(row._id);
+    }
+    return { workId, runAt: row.runAt, shared: row.more !== undefined };
+  }
+
+  private pending: Id<"pendingStart">[] = [];
+
+  /** Deletes the rows whose jobs were all taken. */
+  private async dropTaken(): Promise<void> {
+    for (const id of this.pending) await this.pass.ctx.db.delete("pendingStart", id);
+    this.pending = [];
+  }
+
+  /** Writes back what was taken and moves the level's cursor past the rows that are gone. */
+  async finish(): Promise<void> {
+    await this.dropTaken();
+    const { pass, level } = this;
+    if (!this.read) return;
+    const left = this.rows[this.row];
+    if (left !== undefined && this.job > 0) {
+      const [workId, ...more] = [left.workId, ...(left.more ?? [])].slice(this.job);
+      await pass.ctx.db.patch("pendingStart", left._id, { workId, more });
+    }
+    const last = this.rows[this.rows.length - 1];
+    const leftAt = left?.segment ?? (this.full && last ? last.segment : pass.segment);
+    advanceStartCursor(pass, level, "unkeyed", leftAt);
+  }
 }
 
 /** True when a pendingStart row or a listed key is due, at any level (single-row reads). */
@@ -258,9 +492,9 @@ async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Pr
   const holdsSlot = row.holdsSlot === true;
   // A retry keeps the slot it holds; another job takes a free one, unless jobs of its key wait
   // ahead of it.
-  const startNow = holdsSlot
-    ? !entry.paused
-    : hasFreeSlot(pass, entry) && entry.counts.queued === 0;
+  const startNow =
+    keyAllowedAt(pass, entry) === undefined &&
+    (holdsSlot ? !entry.paused : hasFreeSlot(pass, entry) && entry.counts.queued === 0);
   if (!startNow) {
     await queueForKey(pass, entry, {
       workId: row.workId,
@@ -278,10 +512,15 @@ async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Pr
  * while that one may start too, or drops it. */
 async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boolean> {
   const { started, next } = await startHead(pass, ready.key);
+  const entry = await keyEntry(pass, ready.key);
   if (next !== undefined) {
     await pass.ctx.db.patch("keyReady", ready._id, next);
+    entry.listed = { ...ready, ...next };
   } else {
     await pass.ctx.db.delete("keyReady", ready._id);
+    entry.listed = null;
+    // A key its rate limit holds is listed again at the end of the pass, for when it may start.
+    if (keyAllowedAt(pass, entry) !== undefined) entry.dirty = true;
   }
   return started;
 }
@@ -359,7 +598,13 @@ async function startJob(
     await markRunning(pass, work, runner);
   }
   pass.state.running++;
-  if (key) updateKey(key, { running: 1 });
+  if (key) {
+    updateKey(key, { running: 1 });
+    if (key.rateLimit !== undefined) {
+      const log = logStarts(key.counts.startLog, key.rateLimit, pass.now, 1);
+      key.counts.startLog = log?.map((b) => ({ from: b.from ?? b.at, at: b.at, n: b.n }));
+    }
+  }
   recordStart(pass, Math.max(0, pass.now - runAt));
   pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
   return true;

@@ -1,0 +1,203 @@
+/**
+ * Fair share across keys (API-EXTENSIONS section 13): within a priority level, keys (and the jobs
+ * without a key, as one more key of weight 1) take the free slots in turn, weighted; reserves are
+ * served first and never hold a slot idle; a key's rate limit delays no other key; `fairness:
+ * "due"` restores earlier-due-first; levels stay strict.
+ */
+import { describe, expect, it } from "vitest";
+import { probe } from "./app/probe.js";
+import {
+  callPool,
+  completions,
+  enqueue,
+  info,
+  keyStatus,
+  runFor,
+  runUntil,
+  setup,
+} from "./helpers.js";
+
+/** Job labels of `group` (the pool key before ":") in the order their attempts started. */
+function started(group: string): string[] {
+  return probe.groupStarts.get(group) ?? [];
+}
+
+/** The pool keys of every first start, in start order (labels are "key:n"). */
+function startKeys(): string[] {
+  return [...probe.starts.entries()]
+    .sort((a, b) => a[1][0] - b[1][0])
+    .map(([label]) => label.split(":")[0]);
+}
+
+/** `n` jobs of `ms` labeled "key:i". */
+function jobs(key: string, n: number, ms: number) {
+  return Array.from({ length: n }, (_, i) => ({ key: `${key}:${i}`, ms }));
+}
+
+describe("fair share", () => {
+  it("section 13's example: B's 10 jobs finish within 4 s of their enqueue, not after A's 1,000", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 10, keyParallelism: 10 };
+    await enqueue(t, "action", jobs("A", 1000, 1000), {
+      poolOptions,
+      options: { key: "A" },
+      batch: true,
+    });
+    await runFor(t, 1000);
+    const ids = await enqueue(t, "action", jobs("B", 10, 1000), {
+      poolOptions,
+      options: { key: "B" },
+      batch: true,
+    });
+    const enqueuedAt = Date.now();
+    await runUntil(t, () => started("B").length === 10 && probe.groupRunning.get("B") === 0, 8000);
+    for (const id of ids) {
+      const job = await info(t, id);
+      expect(job.finishedAt - enqueuedAt).toBeLessThanOrEqual(4000);
+    }
+    // A kept its turns too: it was not starved while B ran.
+    expect(started("A").length).toBeGreaterThan(10);
+  });
+
+  it("splits 100 starts 3:1 between weights 3 and 1, within ±10 %", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1, keyParallelism: 1 };
+    await callPool(t, "setKeyShare", ["heavy", { weight: 3 }], poolOptions);
+    // A job holds the one slot while both backlogs arrive, so both are due together.
+    await enqueue(t, "mutation", [{ key: "first:0" }], { poolOptions });
+    await enqueue(t, "mutation", jobs("light", 100, 0), { poolOptions, options: { key: "light" } });
+    await enqueue(t, "mutation", jobs("heavy", 100, 0), { poolOptions, options: { key: "heavy" } });
+    await runUntil(t, () => started("heavy").length + started("light").length >= 120, 60_000);
+    const window = startKeys()
+      .filter((key) => key !== "first")
+      .slice(0, 100);
+    const heavy = window.filter((key) => key === "heavy").length;
+    const light = window.filter((key) => key === "light").length;
+    expect(heavy + light).toBe(100);
+    // 75 against 25, within ±10 % (plus one).
+    expect(heavy).toBeGreaterThanOrEqual(Math.floor(75 * 0.9) - 1);
+    expect(heavy).toBeLessThanOrEqual(Math.ceil(75 * 1.1) + 1);
+    expect(light).toBeGreaterThanOrEqual(Math.floor(25 * 0.9) - 1);
+  });
+
+  it("the jobs without a key take turns as one more key of weight 1", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1, keyParallelism: 1 };
+    await enqueue(t, "mutation", [{ key: "first:0" }], { poolOptions });
+    await enqueue(t, "mutation", jobs("k", 20, 0), { poolOptions, options: { key: "k" } });
+    await enqueue(t, "mutation", jobs("none", 20, 0), { poolOptions });
+    await runUntil(t, () => started("none").length + started("k").length === 40, 30_000);
+    const order = startKeys()
+      .filter((key) => key !== "first")
+      .slice(0, 20);
+    const unkeyed = order.filter((key) => key === "none").length;
+    expect(unkeyed).toBeGreaterThanOrEqual(9);
+    expect(unkeyed).toBeLessThanOrEqual(11);
+  });
+
+  it("serves a key below its reserve first, and lends its slots while it has no jobs", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 4, keyParallelism: 4 };
+    await callPool(t, "setKeyShare", ["vip", { reserve: 2 }], poolOptions);
+    // While vip has nothing due, the bulk key takes all four slots: none is held for the reserve.
+    await enqueue(t, "action", jobs("bulk", 40, 500), { poolOptions, options: { key: "bulk" } });
+    await runUntil(t, () => probe.groupRunning.get("bulk") === 4);
+    await enqueue(t, "action", jobs("vip", 4, 500), { poolOptions, options: { key: "vip" } });
+    // The next two slots that free go to vip (below its reserve of 2), before bulk's turn.
+    await runUntil(t, () => started("vip").length >= 2, 5000);
+    const firstVip = probe.starts.get("vip:0")![0];
+    const bulkAfter = [...probe.starts.entries()].filter(
+      ([label, [at]]) => label.startsWith("bulk:") && at > firstVip,
+    );
+    expect(probe.starts.get("vip:1")![0]).toBeLessThanOrEqual(firstVip + 10);
+    expect(bulkAfter.length).toBeLessThanOrEqual(2);
+    await runUntil(t, async () => (await completions(t)).length === 44, 20_000);
+  });
+
+  it("a key at its rate limit delays no other key, and the loop sleeps until it may start", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 5, keyParallelism: 5 };
+    await callPool(t, "setKeyRateLimit", ["slow", { starts: 2, periodMs: 1000 }], poolOptions);
+    await enqueue(t, "mutation", jobs("slow", 6, 0), { poolOptions, options: { key: "slow" } });
+    await enqueue(t, "mutation", jobs("fast", 20, 0), { poolOptions, options: { key: "fast" } });
+    await runUntil(t, () => started("fast").length === 20, 5000);
+    // Every fast job started while slow waited for its windows.
+    expect(started("slow").length).toBeLessThan(6);
+    await runUntil(t, () => started("slow").length === 6, 5000);
+    const slowStarts = started("slow").map((label) => probe.starts.get(label)![0]);
+    for (let i = 2; i < slowStarts.length; i++) {
+      expect(slowStarts[i] - slowStarts[i - 2]).toBeGreaterThanOrEqual(1000);
+    }
+    expect(await keyStatus(t, "slow")).toMatchObject({
+      rateLimit: { starts: 2, periodMs: 1000 },
+      weight: 1,
+      reserve: 0,
+    });
+    // Slow's jobs are done: the loop goes quiet (no pass polls a key that has nothing due).
+    const passes = await loopPasses(t);
+    await runFor(t, 5000);
+    expect(await loopPasses(t)).toBeLessThanOrEqual(passes + 2);
+  });
+
+  it('fairness "due" starts the earliest due job first across keys, ignoring weights', async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1, keyParallelism: 1, fairness: "due" };
+    await callPool(t, "setKeyShare", ["b", { weight: 100 }], poolOptions);
+    await enqueue(t, "mutation", [{ key: "first:0" }], { poolOptions });
+    await enqueue(t, "mutation", jobs("a", 5, 0), { poolOptions, options: { key: "a" } });
+    await enqueue(t, "mutation", jobs("b", 5, 0), { poolOptions, options: { key: "b" } });
+    await runUntil(t, () => started("a").length + started("b").length === 10, 10_000);
+    expect(startKeys().filter((key) => key !== "first")).toEqual([
+      ..."aaaaa".split(""),
+      ..."bbbbb".split(""),
+    ]);
+  });
+
+  it("levels stay strict: a heavy key's normal jobs wait for a light key's high ones", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 1, keyParallelism: 1 };
+    await callPool(t, "setKeyShare", ["heavy", { weight: 100, reserve: 1 }], poolOptions);
+    await enqueue(t, "mutation", [{ key: "first:0" }], { poolOptions });
+    await enqueue(t, "mutation", jobs("heavy", 3, 0), { poolOptions, options: { key: "heavy" } });
+    await enqueue(t, "mutation", jobs("light", 3, 0), {
+      poolOptions,
+      options: { key: "light", priority: "high" },
+    });
+    await runUntil(t, () => started("heavy").length + started("light").length === 6, 10_000);
+    expect(startKeys().filter((key) => key !== "first")).toEqual([
+      "light",
+      "light",
+      "light",
+      "heavy",
+      "heavy",
+      "heavy",
+    ]);
+  });
+
+  it("setKeyShare keeps a field left out, and null restores the defaults", async () => {
+    const t = setup();
+    await callPool(t, "setKeyShare", ["k", { weight: 4, reserve: 2 }]);
+    await callPool(t, "setKeyShare", ["k", { reserve: 1 }]);
+    expect(await keyStatus(t, "k")).toMatchObject({ weight: 4, reserve: 1, rateLimit: null });
+    await callPool(t, "setKeyShare", ["k", null]);
+    expect(await keyStatus(t, "k")).toMatchObject({ weight: 1, reserve: 0 });
+  });
+
+  it("keyRateLimit is every key's default; false exempts a key, null follows the default again", async () => {
+    const t = setup();
+    const poolOptions = { keyRateLimit: { starts: 3, periodMs: 1000 } };
+    await enqueue(t, "mutation", [{ key: "k:0" }], { poolOptions, options: { key: "k" } });
+    expect(await keyStatus(t, "k")).toMatchObject({ rateLimit: { starts: 3, periodMs: 1000 } });
+    await callPool(t, "setKeyRateLimit", ["k", false], poolOptions);
+    expect(await keyStatus(t, "k")).toMatchObject({ rateLimit: null });
+    await callPool(t, "setKeyRateLimit", ["k", null], poolOptions);
+    expect(await keyStatus(t, "k")).toMatchObject({ rateLimit: { starts: 3, periodMs: 1000 } });
+  });
+});
+
+/** The loop's generation: one more per pass. */
+async function loopPasses(t: any): Promise<number> {
+  return await t.runInComponent("workpool", async (ctx: any) => {
+    return (await ctx.db.query("loopState").first())?.generation ?? 0;
+  });
+}
