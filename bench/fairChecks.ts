@@ -1,5 +1,5 @@
 /**
- * What the fair-share scenarios (11a to 11f) record and check, as pure functions of what a run
+ * What the fair-share scenarios (11a to 11g) record and check, as pure functions of what a run
  * recorded: each tenant's waits (enqueue to its first attempt's start), from the jobs' own records;
  * and whether keys of different weights got starts in the ratio of their weights over every run of
  * `SHARE_WINDOW_STARTS` consecutive starts (API-EXTENSIONS §13), from the order in which the pool

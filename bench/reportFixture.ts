@@ -208,6 +208,7 @@ export const FIXTURE_SCENARIOS: Scenario[] = [
   sharesRun("11d", {}),
   sharesRun("11e", { shares: { weights: [2], idleKeys: 100_000 } }),
   sharesRun("11f", { keys: { count: 1000, layout: "interleaved" } }),
+  sharesRun("11g", { keys: { count: 1000, layout: "interleaved" }, shares: undefined }),
 ];
 
 /** A tenant run's waits: the big tenant's spread over its drain; the small tenants' short in

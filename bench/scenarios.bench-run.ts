@@ -13,7 +13,7 @@
  * potential OCC conflicts between them (bench/conflicts.ts). Scenarios 9a to 9c (executors: 9a on
  * both sides, 9b and 9c on ours only) run under a simulated limit of 16 actions at once
  * (bench/actionSlots.ts); `BENCH_ONLY=9` runs all three (an id no scenario has selects those it
- * numbers). Scenarios 11a to 11f (fair share across keys, API-EXTENSIONS §13) run on ours only but
+ * numbers). Scenarios 11a to 11g (fair share across keys, API-EXTENSIONS §13) run on ours only but
  * 11a, whose peer side runs the same jobs in enqueue order; `BENCH_ONLY=11` runs them all.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -331,7 +331,7 @@ const SMALL_AFTER_MS = 1_000;
 const SPLIT_WEIGHTS = [3, 1];
 /** Scenario 11d to 11f's weight: not the default 1, so that each key holds a share of its own. */
 const OWN_WEIGHT = 2;
-/** BENCH_FAIR_SHARE=0 leaves out the scenarios with fairness "share" (11b to 11f): 11a, the order
+/** BENCH_FAIR_SHARE=0 leaves out the scenarios with fairness "share" (11b to 11g): 11a, the order
  * before fair share and the peer, runs alone. */
 const fairShare = process.env.BENCH_FAIR_SHARE !== "0";
 
@@ -384,7 +384,7 @@ function tenantsScenario(id: string, fairness: Fairness): Scenario {
   };
 }
 
-/** Scenario 11c to 11f: keys holding shares, ours only, fairness "share". */
+/** Scenario 11c to 11g: keys holding shares, ours only, fairness "share". */
 function sharesScenario(
   id: string,
   parts: Pick<Scenario, "title" | "short" | "about" | "jobs" | "keys" | "shares">,
@@ -414,7 +414,7 @@ function fairShareScenarios(): Scenario[] {
       `${OWN_WEIGHT}, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
     short: `${n(fairCostJobs)} actions on one key with its own share`,
     about:
-      `The baseline of 11e and 11f: ${n(fairCostJobs)} actions on one key that holds a share of ` +
+      `The baseline of 11e: ${n(fairCostJobs)} actions on one key that holds a share of ` +
       `its own (\`setKeyShare(key, { weight: ${OWN_WEIGHT} })\`, set before the run and not counted).`,
   };
   return [
@@ -468,10 +468,22 @@ function fairShareScenarios(): Scenario[] {
             about:
               `The jobs of 11d, each on a key of its own that holds a share (weight ${OWN_WEIGHT}, ` +
               "set before the run and not counted): every key is active and takes turns with the " +
-              "others. Compared with 11d, where one key holds them all.",
+              "others. Compared with 11g, the same keys without shares of their own (a key's " +
+              "first job costs its key's rows, shares or not: 7b measures what keys cost).",
             jobs: fairCostJobs,
             keys: { count: fairCostJobs, layout: "interleaved" },
             shares: { weights: [OWN_WEIGHT] },
+          }),
+          sharesScenario("11g", {
+            title:
+              `${n(fairCostJobs)} keys without shares: ${fairCostJobs} actions of ${SHORT_MS} ms, ` +
+              `one per key, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+            short: `${n(fairCostJobs)} actions on as many keys, no shares`,
+            about:
+              "The baseline of 11f: its keys and jobs, every key at the default share (weight 1, " +
+              "no row of its own).",
+            jobs: fairCostJobs,
+            keys: { count: fairCostJobs, layout: "interleaved" },
           }),
         ]
       : []),

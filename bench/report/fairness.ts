@@ -1,5 +1,5 @@
 /**
- * Fair share across keys (scenarios 11a to 11f, API-EXTENSIONS §13): how long small tenants wait
+ * Fair share across keys (scenarios 11a to 11g, API-EXTENSIONS §13): how long small tenants wait
  * behind a big one with fairness "share", with "due" and on the peer (which has no keys and runs
  * the jobs in enqueue order); whether two keys of weights 3 and 1 got their shares of the starts;
  * and whether keys holding shares, idle or active, make a job cost more. Their lines for "At a
@@ -27,9 +27,13 @@ export const FAIRNESS_HEADING = "Fair share across keys";
  * with "share" (11b). */
 const TENANT_IDS = { due: "11a", share: "11b" };
 const SPLIT_ID = "11c";
-/** The cost runs: keys holding shares (11e idle, 11f active) against one key holding one (11d). */
-const COST_BASE_ID = "11d";
-const COST_IDS = ["11e", "11f"];
+/** The cost runs, each against its baseline: 100,000 idle keys holding shares beside one key
+ * holding one (11e) against that key alone (11d); 1,000 active keys holding shares (11f) against
+ * the same keys without (11g). */
+const COST_PAIRS = [
+  { id: "11e", base: "11d" },
+  { id: "11f", base: "11g" },
+];
 
 const byId = (run: BenchRun, id: string) => run.scenarios.find((s) => s.scenario.id === id);
 
@@ -116,17 +120,18 @@ export function splitVerdict(r?: Measured): string {
   );
 }
 
-/** The cost runs, each with our run of its baseline (11d). */
+/** The cost runs that ran, each with our run of its baseline. */
 function costPairs(run: BenchRun) {
-  const base = byId(run, COST_BASE_ID)?.ours;
-  return COST_IDS.flatMap((id) => {
+  return COST_PAIRS.flatMap(({ id, base }) => {
     const s = byId(run, id);
-    return s ? [{ scenario: s.scenario, r: s.ours, base }] : [];
+    return s
+      ? [{ scenario: s.scenario, r: s.ours, baseId: base, base: byId(run, base)?.ours }]
+      : [];
   });
 }
 
-const costVerdict = (r?: Measured, base?: Measured) =>
-  toleranceVerdict(r, base, `its baseline ${COST_BASE_ID}`);
+const costVerdict = (p: ReturnType<typeof costPairs>[number]) =>
+  toleranceVerdict(p.r, p.base, `its baseline ${p.baseId}`);
 
 /** The fair-share runs' lines for "At a glance", pointing to their section with `link`. */
 export function fairnessGlance(run: BenchRun, link: SectionLink): string {
@@ -136,7 +141,7 @@ export function fairnessGlance(run: BenchRun, link: SectionLink): string {
     ...(tenants ? [`- Small tenants behind a big one. ${tenants}`] : []),
     ...(split ? [`- ${shortName(split.scenario)}: ${splitVerdict(split.ours)}`] : []),
     ...costPairs(run).map(
-      (p) => `- ${shortName(p.scenario)}, against ${COST_BASE_ID}: ${costVerdict(p.r, p.base)}`,
+      (p) => `- ${shortName(p.scenario)}, against ${p.baseId}: ${costVerdict(p)}`,
     ),
   ];
   return lines.length
@@ -150,9 +155,9 @@ export function fairnessSection(run: BenchRun, level: number): string {
   const h = "#".repeat(level);
   const tenants = [TENANT_IDS.due, TENANT_IDS.share].flatMap((id) => byId(run, id) ?? []);
   const split = byId(run, SPLIT_ID);
-  const base = byId(run, COST_BASE_ID);
+  const bases = COST_PAIRS.flatMap((p) => byId(run, p.base) ?? []);
   const costs = costPairs(run);
-  if (tenants.length + costs.length === 0 && !split && !base) return "";
+  if (tenants.length + costs.length + bases.length === 0 && !split) return "";
   const parts = [
     tenants.length
       ? `${h}# Small tenants behind a big one\n\n${tenants.map((s) => `**${shortName(s.scenario)}.** ${aboutOf(s.scenario)}`).join("")}` +
@@ -164,15 +169,18 @@ export function fairnessSection(run: BenchRun, level: number): string {
       ? `${h}# ${split.scenario.id}. ${split.scenario.title}\n\n${aboutOf(split.scenario)}` +
         `${splitVerdict(split.ours)}${split.ours ? `\n\n${oursTable(split.ours)}` : ""}`
       : "",
-    base
-      ? `${h}# ${base.scenario.id}. ${base.scenario.title}\n\n${aboutOf(base.scenario)}` +
-        `Its figures are the "baseline" column below.`
-      : "",
+    ...bases.map(
+      (b) =>
+        `${h}# ${b.scenario.id}. ${b.scenario.title}\n\n${aboutOf(b.scenario)}` +
+        `Its figures are the "baseline" column below.`,
+    ),
     ...costs.map(
-      ({ scenario, r, base: b }) =>
-        `${h}# ${scenario.id}. ${scenario.title}\n\n${aboutOf(scenario)}${costVerdict(r, b)}` +
-        (r && b ? ` Extra per job, by function: ${extraByFunction(r, b) || "none"}.` : "") +
-        `\n\n${compareTable([scenario.id, `baseline (${COST_BASE_ID})`, `${scenario.id} / baseline`], r, b, rowsFor(scenario))}`,
+      (p) =>
+        `${h}# ${p.scenario.id}. ${p.scenario.title}\n\n${aboutOf(p.scenario)}${costVerdict(p)}` +
+        (p.r && p.base
+          ? ` Extra per job, by function: ${extraByFunction(p.r, p.base) || "none"}.`
+          : "") +
+        `\n\n${compareTable([p.scenario.id, `baseline (${p.baseId})`, `${p.scenario.id} / baseline`], p.r, p.base, rowsFor(p.scenario))}`,
     ),
   ];
   return `${h} ${FAIRNESS_HEADING}
@@ -181,8 +189,9 @@ API-EXTENSIONS §13: within a priority level, due jobs of different keys take th
 weighted turns (\`fairness: "share"\`, the default), instead of earlier due first
 (\`fairness: "due"\`). The peer has no keys, so only the tenant run 11a has a peer side, running
 the same jobs in enqueue order; the other runs are ours only. Each run's description says what is
-checked; the bench fails when a check does. Costs of keys holding shares are compared with one key
-holding one, each cost row held to the key scenarios' tolerance.
+checked; the bench fails when a check does. The cost of keys holding shares is compared with runs
+without them (idle keys: one key alone; active keys: the same keys without shares of their own),
+each cost row held to the key scenarios' tolerance.
 
 ${parts.filter((p) => p !== "").join("\n\n")}
 
