@@ -42,6 +42,9 @@ const SLOW_ONLY = [
   "test/priority.test.ts",
   "test/rateLimit.test.ts",
   "test/deliver.test.ts",
+  // Fair share's scenarios (API-EXTENSIONS section 13; its rules are unit-tested in the fast
+  // tier, src/component/model/startOrder.test.ts): about 20 s, a backlog of 1,000 jobs among them.
+  "test/fairShare.test.ts",
 ];
 
 /** The browser test/demoReport.test.ts and test/dashboardLive.test.ts drive (slow tier); without it

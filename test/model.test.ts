@@ -128,6 +128,7 @@ import { step as clockStep } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
 import { installIndexedRanges } from "./indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
+import { KeyShares, shareOps, type ShareOp } from "./shareOracle.js";
 
 /** `FUZZ_CHAOS=1`: the run is of chaos programs only (FUZZ_RUNS of them). */
 const CHAOS_ONLY = process.env.FUZZ_CHAOS === "1";
@@ -212,6 +213,8 @@ type Op =
       pauseAfterMs?: number;
     }
   | { op: "setKeyParallelism"; key: string; parallelism: number | null }
+  // A key's weight and reserve, or its rate limit (section 13, test/shareOracle.ts).
+  | ShareOp
   | { op: "pause" | "resume"; key: string | undefined }
   | { op: "cancelAllOfKey"; key: string }
   | { op: "cancel"; index: number }
@@ -423,6 +426,7 @@ const plainOps = (
     weight: 1,
     arbitrary: fc.record({ op: fc.constant("cancelAllOfKey" as const), key: poolKey }),
   },
+  ...shareOps(poolKey),
   { weight: taskWeight, arbitrary: taskBatch(job) },
   {
     weight: 1,
@@ -892,6 +896,8 @@ async function runOn(
   const keyCeilings = new Map<string, number>();
   const highestLimits = new Map<string, number>();
   const pausedKeys = new Set<string>();
+  /** Keys' weights, reserves and rate limits, as set (test/shareOracle.ts). */
+  const shares = new KeyShares();
   /** When the pool was paused, while it is. */
   let poolPausedAt: number | undefined;
   /** When an action's runner (a worker or an action runner) last died, by a kill or a fault:
@@ -1200,6 +1206,7 @@ async function runOn(
         ...expectedKeyCounts(ofKey),
         paused: pausedKeys.has(key),
         parallelism: keyLimit,
+        ...shares.status(key),
       });
     }
     await checkOperatorView(rows);
@@ -1624,6 +1631,16 @@ async function runOn(
       case "advance":
         // Key limits are checked at every step of the clock, not only after the operation.
         await runSteps(step.ms, 50, checkKeyLimitsNow);
+        break;
+      case "setKeyShare":
+        usedKeys.add(step.key);
+        await callPool(t, "setKeyShare", [step.key, step.share]);
+        shares.apply(step, Date.now());
+        break;
+      case "setKeyRateLimit":
+        usedKeys.add(step.key);
+        await callPool(t, "setKeyRateLimit", [step.key, step.rateLimit]);
+        shares.apply(step, Date.now());
         break;
       case "setKeyParallelism":
         usedKeys.add(step.key);
@@ -2086,6 +2103,13 @@ async function runOn(
     });
   }
   expect(outOfOrder, "jobs that started out of their order").toEqual([]);
+  // No key started more attempts in a window than the rate limit it held (section 13).
+  const keyOfJob = new Map(jobs.map((job) => [job.id as string, job.poolKey]));
+  shares.check(usedKeys, (key) =>
+    leftTheLine
+      .filter((e) => e.workId !== undefined && keyOfJob.get(e.workId) === key)
+      .map((e) => e.at),
+  );
   const rows = await inComponent(t, async (ctx) => ({
     keyQueue: await ctx.db.query("keyQueue").collect(),
     pendingStart: await ctx.db.query("pendingStart").collect(),

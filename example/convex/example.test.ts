@@ -292,7 +292,9 @@ describe("example app: keys (scrapePool by host, emailPool by poolKey)", () => {
       failRate,
       seed,
     });
-    const idle = { running: 0, succeeded: 0, failed: 0, canceled: 0, paused: false };
+    // The share in force (weight, reserve, rate limit): the defaults, as no host has its own.
+    const share = { weight: 1, reserve: 0, rateLimit: null };
+    const idle = { running: 0, succeeded: 0, failed: 0, canceled: 0, paused: false, ...share };
     expect(await progress(t, "scrapePool", "a.example")).toEqual({
       ...idle,
       pending: 6,

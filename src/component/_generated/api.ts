@@ -51,6 +51,7 @@ import type * as model_retry from "../model/retry.js";
 import type * as model_schedule from "../model/schedule.js";
 import type * as model_scheduleTimes from "../model/scheduleTimes.js";
 import type * as model_segments from "../model/segments.js";
+import type * as model_startOrder from "../model/startOrder.js";
 import type * as model_validate from "../model/validate.js";
 import type * as model_validators from "../model/validators.js";
 import type * as model_valueMeasure from "../model/valueMeasure.js";
@@ -116,6 +117,7 @@ const fullApi: ApiFromModules<{
   "model/schedule": typeof model_schedule;
   "model/scheduleTimes": typeof model_scheduleTimes;
   "model/segments": typeof model_segments;
+  "model/startOrder": typeof model_startOrder;
   "model/validate": typeof model_validate;
   "model/validators": typeof model_validators;
   "model/valueMeasure": typeof model_valueMeasure;

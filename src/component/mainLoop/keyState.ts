@@ -1,25 +1,16 @@
 /**
- * Keys, the loop's side: each key's limit, start order and counts. A keyed job starts only while
- * its key holds fewer jobs than its limit (a job holds its key's slot from its first start until it
- * finishes, through retry backoffs) and is not paused; otherwise it waits in `keyQueue`, in the
- * key's order, and `keyReady` lists the keys whose queue head may start. A pass loads a key's row
- * once (`keyEntry`), changes it in memory, and `flushKeys` writes it back at the end.
+ * Keys, the loop's side: each key's settings, queue and counts, as stored. A keyed job that may
+ * not start yet waits in `keyQueue`, in the key's order (a job holds its key's slot from its first
+ * start until it finishes, through retry backoffs). A pass loads a key's row once (`keyEntry`),
+ * changes it in memory, and `flushKeys` writes it back at the end. Who may start next, and which
+ * keys `keyReady` lists, is the start stage's decision (start.ts, by model/startOrder.ts's rules),
+ * never this module's.
  * Only the loop calls this; it never reads what enqueue writes (`keyLedger`), and never scans a
  * key's queue (it reads heads).
  */
 import type { Doc, Id } from "../_generated/dataModel.js";
 import type { StoredPriority } from "../model/validators.js";
-import {
-  DEFAULT_WEIGHT,
-  joinPass,
-  keyMayStart,
-  nextAllowedAt,
-  rateRoom,
-  reserveInEffect,
-  tierOf,
-  type RateLimit,
-  type Turn,
-} from "../model/startOrder.js";
+import { DEFAULT_WEIGHT, type RateLimit } from "../model/startOrder.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */
@@ -228,70 +219,8 @@ export async function unqueue(pass: Pass, workId: Id<"work">, key: string): Prom
   return true;
 }
 
-/** True when the key has queued jobs and the head may start now (model/startOrder.ts
- * `keyMayStart`: not paused, within its parallelism and its rate limit). */
-export function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
-  return (
-    head !== null &&
-    keyMayStart({
-      paused: entry.paused,
-      active: entry.counts.active,
-      limit: keyLimit(pass, entry),
-      headHoldsSlot: head.rank === RANK_HOLDER,
-      rateRoom: rateRoom(entry.counts.startLog, entry.rateLimit, pass.now),
-    })
-  );
-}
-
-/** When the key's rate limit next lets it start, if it does not now. */
-export function keyAllowedAt(pass: Pass, entry: KeyEntry): number | undefined {
-  return nextAllowedAt(entry.counts.startLog, entry.rateLimit, pass.now);
-}
-
-/** The key's turn at its head's level under fair share, joined to the level's virtual time; the
- * head must be read (`queueHead`). */
-export function keyTurn(
-  pass: Pass,
-  entry: KeyEntry,
-  head: Doc<"keyQueue">,
-  levelTime: number,
-): Turn {
-  const reserve = reserveInEffect(entry.reserve, keyLimit(pass, entry), pass.config.maxParallelism);
-  return {
-    key: entry.counts.key,
-    tier: tierOf(entry.counts.running, reserve),
-    pass: joinPass(entry.counts.pass, levelTime),
-    runAt: head.runAt,
-  };
-}
-
-/**
- * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
- * head's due time: the start stage takes them like `keyReady` rows, without writing one.
- */
-export async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
-  const freed: FreedKey[] = [];
-  for (const entry of pass.keys.values()) {
-    if (!entry.dirty || entry.counts.queued <= 0 || !hasFreeSlot(pass, entry)) continue;
-    const head = await queueHead(pass, entry);
-    if (head !== null) {
-      freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
-    }
-  }
-  return freed.sort((a, b) => a.runAt - b.runAt);
-}
-
-/** A key whose head may start, known to the pass (not listed in `keyReady`). */
-export type FreedKey = { key: string; runAt: number; priority: StoredPriority };
-
-/**
- * Writes back every key the pass changed, and places each of them in `keyReady` (`placeListed`):
- * listed while its queue head may start (or waits only for its rate limit), dropped otherwise.
- * Every key it drops was read in this pass, so a hint from `resume` or `setKeyParallelism` that
- * came after is never lost (that caller lists the key again).
- */
+/** Writes back every key the pass changed (start.ts `listKeys` placed them in `keyReady` first). */
 export async function flushKeys(pass: Pass): Promise<void> {
-  for (const entry of pass.keys.values()) if (entry.dirty) await placeListed(pass, entry);
   for (const entry of pass.keys.values()) {
     if (!entry.dirty) continue;
     if (entry.rowId) await pass.ctx.db.replace("keyState", entry.rowId, entry.counts);
@@ -313,65 +242,4 @@ export async function listedRow(pass: Pass, entry: KeyEntry): Promise<Doc<"keyRe
       .first();
   }
   return entry.listed;
-}
-
-/**
- * Lists the key at its head's level and due time (under fair share also its tier and virtual
- * pass), or at the time its rate limit lets it start when that is later (tier TIER_WAITING until
- * then); or drops its row when it may not start (at its parallelism, paused, or nothing queued:
- * whoever changes that lists it again — a completion's pass, `resume`, `setKeyParallelism`).
- */
-export async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
-  const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
-  const allowedAt = keyAllowedAt(pass, entry);
-  const waitsForRate =
-    head !== null &&
-    allowedAt !== undefined &&
-    !entry.paused &&
-    (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
-  const listed = await listedRow(pass, entry);
-  if (head === null || (!waitsForRate && !headMayStart(pass, entry, head))) {
-    if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
-    entry.listed = null;
-    return;
-  }
-  const turn =
-    pass.config.fairness === "share"
-      ? keyTurn(pass, entry, head, levelClock(pass, head.priority).time)
-      : undefined;
-  const fields = {
-    key: entry.counts.key,
-    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
-    priority: head.priority,
-    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
-    pass: turn?.pass,
-  };
-  if (listed === null) {
-    const id = await pass.ctx.db.insert("keyReady", fields);
-    entry.listed = { _id: id, _creationTime: pass.now, ...fields };
-  } else if (
-    listed.runAt !== fields.runAt ||
-    listed.priority !== fields.priority ||
-    listed.tier !== fields.tier ||
-    listed.pass !== fields.pass
-  ) {
-    await pass.ctx.db.patch("keyReady", listed._id, fields);
-    entry.listed = { ...listed, ...fields };
-  }
-}
-
-/** The tier of a listed key that waits for its rate limit's window (read after the others). */
-export const TIER_WAITING = 2;
-
-/** A level's fair-share clocks (section 13): its virtual time and its unkeyed jobs' pass. */
-export type LevelClock = { time: number; unkeyed: number };
-
-/** A level's clocks as stored (a copy; zero when never set). */
-export function levelClock(pass: Pass, level: StoredPriority): LevelClock {
-  return { ...(pass.state.share?.[level ?? "normal"] ?? { time: 0, unkeyed: 0 }) };
-}
-
-/** Stores a level's clocks. */
-export function setLevelClock(pass: Pass, level: StoredPriority, clock: LevelClock): void {
-  pass.state.share = { ...pass.state.share, [level ?? "normal"]: clock };
 }

@@ -35,7 +35,7 @@ import { nextStartAllowedAt } from "./rateLimit.js";
 import { nextRecoveryAt, recover, recoveryDue } from "./recovery.js";
 import { segmentForRunAt, segmentOf, segmentStart } from "../model/segments.js";
 import { refileEarlyStarts } from "./refile.js";
-import { placeActions, startWork } from "./start.js";
+import { listKeys, placeActions, startWork } from "./start.js";
 import { advancePendingFloor, emptyStats, flushEarlierSecond, maybeReport } from "./stats.js";
 import { firstExpiry, maybeScheduleSweep } from "./sweep.js";
 import { armWatchdog } from "./watchdog.js";
@@ -121,6 +121,7 @@ export const main = internalMutation({
     await inStage("sweep", () => maybeScheduleSweep(pass, expiry));
     await inStage("deliveryCheck", () => checkDeliveries(pass));
     await scheduleDeliveries(pass, pass.deliveries);
+    await listKeys(pass);
     await flushKeys(pass);
     await flushExecutors(pass);
     if (state.stats.started + state.stats.canceled > leftPendingBefore) {
@@ -187,6 +188,7 @@ async function narrowPass(pass: Pass, row: Doc<"loopState"> | null): Promise<nul
   const leftPendingBefore = state.stats.started + state.stats.canceled;
   const more = narrow.skip ? false : await inStage(stage, () => runStage(pass, stage));
   await scheduleDeliveries(pass, pass.deliveries);
+  await listKeys(pass);
   await flushKeys(pass);
   await flushExecutors(pass);
   if (state.stats.started + state.stats.canceled > leftPendingBefore) {

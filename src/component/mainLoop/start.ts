@@ -1,28 +1,27 @@
 /**
- * Loop stage: starting work. Up to the free capacity (`maxParallelism` minus running; none while
- * the pool is paused) it takes, in due order, the due rows of `pendingStart`, the heads of keys
- * listed in `keyReady`, and the heads of keys this pass freed. A job without a key starts; a keyed job starts within its key's limit, or
- * waits in its key's queue (keyState.ts) without being read again until its key can start it.
- * The only place a job enters "running".
+ * Loop stage: starting work, and the one home of who starts next. Up to the free capacity
+ * (`maxParallelism` minus running, within the pool's rate limit; none while the pool is paused) it
+ * starts due work level by level ("high", then "normal", then "low"), applying the start order's
+ * rules (model/startOrder.ts): under fair share, keys and the jobs without a key take weighted
+ * turns by virtual pass, keys below their reserve first; under `fairness: "due"`, the earliest due
+ * head first across keys. A key's limits (parallelism, pause, rate limit) say whether it takes
+ * part; which keys `keyReady` lists is decided here too (`listKeys`). keyState.ts only stores what
+ * these decisions read and change. The only place a job enters "running".
  */
 import { internal } from "../_generated/api.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import {
   firstReadyAt,
   hasFreeSlot,
-  headMayStart,
-  keyAllowedAt,
   keyEntry,
-  keysFreedThisPass,
-  keyTurn,
-  levelClock,
+  keyLimit,
+  listedRow,
   queueForKey,
   queueHead,
   queueHolder,
-  setLevelClock,
+  RANK_HOLDER,
   startedHead,
   updateKey,
-  type FreedKey,
   type KeyEntry,
 } from "./keyState.js";
 import {
@@ -30,8 +29,13 @@ import {
   DEFAULT_WEIGHT,
   firstTurn,
   joinPass,
+  keyMayStart,
   logStarts,
+  nextAllowedAt,
   passAfterTurn,
+  rateRoom,
+  reserveInEffect,
+  tierOf,
   type Turn,
 } from "../model/startOrder.js";
 import { handOverTask } from "./executors.js";
@@ -285,6 +289,7 @@ async function startLevelShared(
   }
   const unkeyed = new UnkeyedJobs(pass, level, want);
   let exhausted = false;
+  let taken = 0;
   while (budget.capacity > 0 && budget.taken < START_BATCH) {
     if (chunk <= 0) chunk = await budgetUnits(pass, "start", START_COST);
     if (chunk <= 0) break;
@@ -298,8 +303,11 @@ async function startLevelShared(
       exhausted = bound === undefined && !unkeyed.full;
       break;
     }
-    if (bound !== undefined && beyond(next, bound)) break;
+    // Past the listed keys read, an unread one might go first: the next pass goes on from there
+    // (the first turn is taken regardless, so that every pass makes progress).
+    if (bound !== undefined && taken > 0 && beyond(next, bound)) break;
     budget.taken++;
+    taken++;
     chunk--;
     // A turn without a rival moves no clock: alone, a contender owes nothing to anyone.
     const rivals = contenders.size + (jobs ? 1 : 0) > 1;
@@ -329,13 +337,9 @@ async function startLevelShared(
  * first. A row not yet placed (no tier: a hint) bounds every turn. */
 function beyond(turn: Turn, bound: Doc<"keyReady">): boolean {
   if (bound.tier === undefined || bound.pass === undefined) return true;
-  return (
-    compareTurns(
-      turn,
-      { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt },
-      "share",
-    ) > 0
-  );
+  // The row's head may have arrived after the turn's: only a later tier, pass or due time counts.
+  const last = { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt };
+  return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
 }
 
 /**
@@ -678,4 +682,127 @@ async function scheduleWorker(pass: Pass, work: Doc<"work">) {
     default:
       return work.fnType satisfies never;
   }
+}
+
+/**
+ * Places every key the pass changed in `keyReady` (`placeListed`): listed while its queue head may
+ * start (or waits only for its rate limit), dropped otherwise. Every key it drops was read in this
+ * pass, so a hint from `resume` or `setKeyParallelism` that came after is never lost (that caller
+ * lists the key again). Called once per pass, before `flushKeys` writes the keys back.
+ */
+export async function listKeys(pass: Pass): Promise<void> {
+  for (const entry of pass.keys.values()) if (entry.dirty) await placeListed(pass, entry);
+}
+
+/** True when the key has queued jobs and the head may start now (model/startOrder.ts
+ * `keyMayStart`: not paused, within its parallelism and its rate limit). */
+function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
+  return (
+    head !== null &&
+    keyMayStart({
+      paused: entry.paused,
+      active: entry.counts.active,
+      limit: keyLimit(pass, entry),
+      headHoldsSlot: head.rank === RANK_HOLDER,
+      rateRoom: rateRoom(entry.counts.startLog, entry.rateLimit, pass.now),
+    })
+  );
+}
+
+/** When the key's rate limit next lets it start, if it does not now. */
+function keyAllowedAt(pass: Pass, entry: KeyEntry): number | undefined {
+  return nextAllowedAt(entry.counts.startLog, entry.rateLimit, pass.now);
+}
+
+/** The key's turn at its head's level under fair share, joined to the level's virtual time; the
+ * head must be read (`queueHead`). */
+function keyTurn(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue">, levelTime: number): Turn {
+  const reserve = reserveInEffect(entry.reserve, keyLimit(pass, entry), pass.config.maxParallelism);
+  return {
+    key: entry.counts.key,
+    tier: tierOf(entry.counts.running, reserve),
+    pass: joinPass(entry.counts.pass, levelTime),
+    runAt: head.runAt,
+    order: head._creationTime,
+  };
+}
+
+/**
+ * The keys this pass changed (a slot freed, a job queued) whose queue head may start now, with the
+ * head's due time: the start stage takes them like `keyReady` rows, without writing one.
+ */
+async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
+  const freed: FreedKey[] = [];
+  for (const entry of pass.keys.values()) {
+    if (!entry.dirty || entry.counts.queued <= 0 || !hasFreeSlot(pass, entry)) continue;
+    const head = await queueHead(pass, entry);
+    if (head !== null) {
+      freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
+    }
+  }
+  return freed.sort((a, b) => a.runAt - b.runAt);
+}
+
+/** A key whose head may start, known to the pass (not listed in `keyReady`). */
+type FreedKey = { key: string; runAt: number; priority: StoredPriority };
+
+/**
+ * Lists the key at its head's level and due time (under fair share also its tier and virtual
+ * pass), or at the time its rate limit lets it start when that is later (tier TIER_WAITING until
+ * then); or drops its row when it may not start (at its parallelism, paused, or nothing queued:
+ * whoever changes that lists it again — a completion's pass, `resume`, `setKeyParallelism`).
+ */
+async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
+  const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
+  const allowedAt = keyAllowedAt(pass, entry);
+  const waitsForRate =
+    head !== null &&
+    allowedAt !== undefined &&
+    !entry.paused &&
+    (head.rank === RANK_HOLDER || hasFreeSlot(pass, entry));
+  const listed = await listedRow(pass, entry);
+  if (head === null || (!waitsForRate && !headMayStart(pass, entry, head))) {
+    if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
+    entry.listed = null;
+    return;
+  }
+  const turn =
+    pass.config.fairness === "share"
+      ? keyTurn(pass, entry, head, levelClock(pass, head.priority).time)
+      : undefined;
+  const fields = {
+    key: entry.counts.key,
+    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
+    priority: head.priority,
+    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
+    pass: turn?.pass,
+  };
+  if (listed === null) {
+    const id = await pass.ctx.db.insert("keyReady", fields);
+    entry.listed = { _id: id, _creationTime: pass.now, ...fields };
+  } else if (
+    listed.runAt !== fields.runAt ||
+    listed.priority !== fields.priority ||
+    listed.tier !== fields.tier ||
+    listed.pass !== fields.pass
+  ) {
+    await pass.ctx.db.patch("keyReady", listed._id, fields);
+    entry.listed = { ...listed, ...fields };
+  }
+}
+
+/** The tier of a listed key that waits for its rate limit's window (read after the others). */
+const TIER_WAITING = 2;
+
+/** A level's fair-share clocks (section 13): its virtual time and its unkeyed jobs' pass. */
+type LevelClock = { time: number; unkeyed: number };
+
+/** A level's clocks as stored (a copy; zero when never set). */
+function levelClock(pass: Pass, level: StoredPriority): LevelClock {
+  return { ...(pass.state.share?.[level ?? "normal"] ?? { time: 0, unkeyed: 0 }) };
+}
+
+/** Stores a level's clocks. */
+function setLevelClock(pass: Pass, level: StoredPriority, clock: LevelClock): void {
+  pass.state.share = { ...pass.state.share, [level ?? "normal"]: clock };
 }

@@ -28,6 +28,9 @@ export type Turn = {
   pass: number;
   /** The due time of its head (the job it would start). */
   runAt: number;
+  /** Where its head stands in arrival order among heads due at the same time (a queued job's
+   * row creation time: keys' queues are filled in due, then enqueue, order). */
+  order?: number;
 };
 
 /** A key's pass when it takes part: its own, or the level's time when that is later. */
@@ -51,7 +54,8 @@ export function tierOf(running: number, reserveNow: number): number {
 }
 
 /** Orders two turns under `fairness`: negative when `a` goes first. Ties go to the earlier due
- * head, then to the jobs without a key, then by key, so the order is total and repeatable. */
+ * head, then to the jobs without a key, then to the head that arrived first, then by key, so the
+ * order is total and repeatable. */
 export function compareTurns(a: Turn, b: Turn, fairness: Fairness): number {
   if (fairness === "share") {
     if (a.tier !== b.tier) return a.tier - b.tier;
@@ -61,6 +65,7 @@ export function compareTurns(a: Turn, b: Turn, fairness: Fairness): number {
   if (a.key === b.key) return 0;
   if (a.key === null) return -1;
   if (b.key === null) return 1;
+  if ((a.order ?? 0) !== (b.order ?? 0)) return (a.order ?? 0) - (b.order ?? 0);
   return a.key < b.key ? -1 : 1;
 }
 
