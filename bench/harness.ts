@@ -5,7 +5,9 @@
  * calls per result kind (from the rows onComplete wrote), for keyed jobs whether each key kept
  * its limit and its order (from what the jobs recorded), under a rate limit whether the pool kept it
  * (from when the pool logged each start), and in a priority mix how soon high-priority jobs started
- * (from what the jobs recorded; see checks.ts), and, in the scenarios that ask for it, the potential
+ * (from what the jobs recorded; see checks.ts), in the fair-share scenarios each tenant's waits and
+ * whether weighted keys got their shares of the starts (see fairChecks.ts), and, in the scenarios
+ * that ask for it, the potential
  * OCC conflicts between its transactions (from what each read and wrote; see conflicts.ts); and the
  * time its actions held, under a simulated limit of actions at once when the scenario sets one (see
  * actionSlots.ts).
@@ -18,6 +20,7 @@ import batchWorkerTest from "@convex-dev/batch-worker/test";
 import oursTest from "../src/test.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
 import type { RateLimit } from "../src/client/index.js";
+import type { Fairness } from "../src/component/model/validators.js";
 import { api } from "./app/_generated/api.js";
 import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
@@ -31,6 +34,7 @@ import {
   type ActionStats,
 } from "./actionSlots.js";
 import { priorityChecks, rateChecks, type PriorityChecks, type RateChecks } from "./checks.js";
+import { shareChecks, tenantWaits, type ShareChecks, type TenantWaits } from "./fairChecks.js";
 import { startVirtualClock, step } from "../test/virtualClock.js";
 import {
   potentialConflictsByWindow,
@@ -95,7 +99,34 @@ export type Scenario = {
   /** The jobs are `io` tasks of the bench app's executor (bench/app/tasks.ts), not actions, and
    * `concurrency` is that executor's (its EXECUTOR_CONCURRENCY, recorded for the report): ours only. */
   tasks?: { concurrency: number };
+  /** Our pool's `fairness` option (API-EXTENSIONS §13; only ours has it): how due jobs of
+   * different keys share the slots. */
+  fairness?: Fairness;
+  /** Tenants of skewed sizes (`Tenants`): each job is labelled with its tenant, on both pools,
+   * and on ours the tenant is also the job's pool key. */
+  tenants?: Tenants;
+  /** Key shares set before the run (ours only; not counted): key `k<i>` of the scenario's `keys`
+   * gets weight `weights[i mod weights.length]` (`pool.setKeyShare`), and `idleKeys` other keys,
+   * which never get a job, get a share each too. With `checkSplit`, the run records the order in
+   * which the pool started attempts (it logs at "DEBUG") and checks the keys' starts against
+   * their weights (`ShareChecks`). */
+  shares?: { weights: number[]; idleKeys?: number; checkSplit?: boolean };
 };
+
+/** One big tenant, `t0`, enqueues `bigJobs` at once; `smallAfterMs` later, each of `small` small
+ * tenants (`t1`, `t2`, …) enqueues `smallJobs` at once, one app mutation per tenant. */
+export type Tenants = { bigJobs: number; small: number; smallJobs: number; smallAfterMs: number };
+
+/** The jobs of a tenant layout, big and small together. */
+export const tenantJobs = (t: Tenants) => t.bigJobs + t.small * t.smallJobs;
+
+/** The tenant of job `i` of a tenant layout (jobs are numbered in enqueue order). */
+export function tenantOf(t: Tenants, i: number): string {
+  return i < t.bigJobs ? "t0" : `t${1 + Math.floor((i - t.bigJobs) / t.smallJobs)}`;
+}
+
+/** The key every idle share of a scenario's `shares.idleKeys` is set on (never a job's key). */
+export const idleKeyOf = (i: number) => `idle${i}`;
 
 /** Which key job `i` gets: "interleaved" deals keys out in turn (job i gets key i mod count, so
  * a key's jobs are `count` apart in enqueue order); "grouped" gives each key a run of consecutive
@@ -142,6 +173,10 @@ export type Result = {
   rateChecks?: RateChecks;
   /** Priority mixes only. */
   priorityChecks?: PriorityChecks;
+  /** Tenant scenarios only: each tenant's waits. */
+  tenantWaits?: TenantWaits[];
+  /** Scenarios whose `shares` ask for it only. */
+  shareChecks?: ShareChecks;
   /** Scenarios with `conflicts` only. */
   conflicts?: ConflictCounts;
   /** What its actions held (absent in runs older than the measurement). */
@@ -216,15 +251,18 @@ const STARTED_LINE = '"event":"started"';
 /**
  * Replaces console.debug until the returned function is called (which puts back whatever was
  * there, a test's own spy included): records the virtual time of each of our pool's "started" lines
- * in `startedAt`, and prints no debug line. The pool logs that line in the loop pass that starts the
- * attempt, so these are the pool's start times, not those of the functions the scheduler runs a
- * little later.
+ * in `startedAt`, and the job each started in `startedWork` (its work id, in the order the pool
+ * logged them), and prints no debug line. The pool logs that line in the loop pass that starts the
+ * attempt, so these are the pool's start times and order, not those of the functions the scheduler
+ * runs a little later.
  */
-function recordStarts(startedAt: number[]): () => void {
+function recordStarts(startedAt: number[], startedWork: string[]): () => void {
   const previous = console.debug;
   console.debug = (...args: unknown[]) => {
     const line = args[0];
-    if (typeof line === "string" && line.includes(STARTED_LINE)) startedAt.push(Date.now());
+    if (typeof line !== "string" || !line.includes(STARTED_LINE)) return;
+    startedAt.push(Date.now());
+    startedWork.push(JSON.parse(line).workId);
   };
   return () => {
     console.debug = previous;
@@ -239,7 +277,9 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   await warmUp();
   const wallStart = performance.now();
   const startedAt: number[] = [];
-  const stopRecordingStarts = sc.rateLimit ? recordStarts(startedAt) : () => {};
+  const startedWork: string[] = [];
+  const logStarts = sc.rateLimit !== undefined || sc.shares?.checkSplit === true;
+  const stopRecordingStarts = logStarts ? recordStarts(startedAt, startedWork) : () => {};
   let transactions: Transaction[] | undefined;
   startVirtualClock();
   probe.reset();
@@ -247,6 +287,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   startActionSlots(sc.actionLimit);
   let actions: ActionStats | undefined;
   const t = newBackend(side);
+  if (sc.shares) await setShares(t, side, sc);
   const counters = resetCounters();
   resetWritesByTable();
   const t0 = Date.now();
@@ -254,9 +295,11 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   const enqueueArgs = {
     side,
     maxParallelism: sc.maxParallelism,
-    keyParallelism: sc.keyParallelism,
+    // Ours only: a scenario the peer runs too (11a) leaves them out of the peer's pool.
+    keyParallelism: side === "ours" ? sc.keyParallelism : undefined,
     rateLimit: sc.rateLimit,
-    logLevel: sc.rateLimit ? ("DEBUG" as const) : undefined,
+    fairness: side === "ours" ? sc.fairness : undefined,
+    logLevel: logStarts ? ("DEBUG" as const) : undefined,
     kind: sc.kind,
     ms: sc.ms,
     failTimes: sc.failTimes,
@@ -270,9 +313,20 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     const range = Array.from({ length: n }, (_, j) => from + j);
     const keys = range.map((i) => `j${i}`);
     const layout = sc.keys;
-    const poolKeys = layout && range.map((i) => poolKeyOf(layout, sc.jobs, i));
+    const tenants = sc.tenants && range.map((i) => tenantOf(sc.tenants!, i));
+    const poolKeys = layout
+      ? range.map((i) => poolKeyOf(layout, sc.jobs, i))
+      : side === "ours"
+        ? tenants
+        : undefined;
     ids.push(
-      ...(await t.mutation(api.pools.enqueue, { ...enqueueArgs, keys, poolKeys, priority })),
+      ...(await t.mutation(api.pools.enqueue, {
+        ...enqueueArgs,
+        keys,
+        poolKeys,
+        priority,
+        tenants,
+      })),
     );
   };
   /** Enqueues jobs `from` to `to - 1`, CHUNK (or the scenario's `perMutation`) per app mutation. */
@@ -289,6 +343,11 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
         await stepUntil(t0 + (i - low + 1) * highEveryMs);
         await enqueue(i, 1, "high");
       }
+    } else if (sc.tenants) {
+      const { bigJobs, small, smallJobs, smallAfterMs } = sc.tenants;
+      await enqueueAtOnce(0, bigJobs);
+      await stepUntil(t0 + smallAfterMs);
+      for (let s = 0; s < small; s++) await enqueue(bigJobs + s * smallJobs, smallJobs);
     } else if (sc.trickleEveryMs) {
       for (let i = 0; i < sc.jobs; i++) {
         await stepUntil(t0 + i * sc.trickleEveryMs);
@@ -349,9 +408,11 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
     wrongKind,
     wallSeconds: (performance.now() - wallStart) / 1000,
     finished,
-    keyChecks: sc.keys && keyChecks(probe),
+    keyChecks: sc.keys || (sc.tenants && side === "ours") ? keyChecks(probe) : undefined,
     rateChecks: sc.rateLimit && rateChecks(startedAt, sc.rateLimit),
     priorityChecks: sc.priorityMix && priorityChecks(probe),
+    tenantWaits: sc.tenants && tenantWaits(probe),
+    shareChecks: sc.shares?.checkSplit ? splitChecks(sc, ids, startedWork) : undefined,
     conflicts: transactions && countConflicts(transactions),
     actions,
     backend: t,
@@ -419,4 +480,47 @@ export function keyChecks(
     outOfOrder,
     firstOutOfOrder,
   };
+}
+
+/** Jobs' keys whose shares one app mutation sets: 1,000 writes, well within a transaction's limits. */
+const SHARES_PER_MUTATION = 1_000;
+
+/** Sets the scenario's key shares (`Scenario.shares`) before the run: its keys' weights, then one
+ * share for each idle key (weight 2, so that each is a share of its own, not the default). */
+async function setShares(t: ReturnType<typeof newBackend>, side: SideName, sc: Scenario) {
+  const { weights, idleKeys = 0 } = sc.shares!;
+  if (side !== "ours") throw new Error(`${sc.id}: only our pool has key shares`);
+  const count = sc.keys?.count ?? 0;
+  const set = async (keys: string[], weight: (j: number) => number) => {
+    for (let i = 0; i < keys.length; i += SHARES_PER_MUTATION) {
+      const chunk = keys.slice(i, i + SHARES_PER_MUTATION);
+      await t.mutation(api.pools.setShares, {
+        maxParallelism: sc.maxParallelism,
+        shares: chunk.map((key, j) => ({ key, weight: weight(i + j) })),
+      });
+    }
+  };
+  await set(
+    Array.from({ length: count }, (_, i) => `k${i}`),
+    (i) => weights[i % weights.length],
+  );
+  await set(
+    Array.from({ length: idleKeys }, (_, i) => idleKeyOf(i)),
+    () => 2,
+  );
+}
+
+/** The share check of a run: each attempt the pool started (`startedWork`, work ids in the order
+ * it logged them), by its job's pool key, against the keys' weights. */
+function splitChecks(sc: Scenario, ids: string[], startedWork: string[]): ShareChecks {
+  const layout = sc.keys!;
+  const { weights } = sc.shares!;
+  const keyOfWork = new Map(ids.map((id, i) => [id, poolKeyOf(layout, sc.jobs, i)]));
+  const weightOf = Object.fromEntries(
+    Array.from({ length: layout.count }, (_, i) => [`k${i}`, weights[i % weights.length]]),
+  );
+  return shareChecks(
+    startedWork.map((id) => keyOfWork.get(id) ?? "unknown"),
+    weightOf,
+  );
 }

@@ -1,13 +1,13 @@
 /**
  * Made-up bench runs for bench/report.test.ts: one scenario of every kind the report has a section
  * for (runs against the peer, the backlog at three sizes, keys, rate limit and priority, potential
- * OCC conflicts), with figures from a fixed formula, not measured. `fixtureRun()` passes every
+ * OCC conflicts, fair share), with figures from a fixed formula, not measured. `fixtureRun()` passes every
  * check; `failingRun()` breaks each check and leaves runs out, so the failure lines and the "not
  * run" cells show too. Test data only: never rendered into docs/.
  */
 import type { PairCount } from "./conflicts.js";
 import type { ActionStats, ActionTime } from "./actionSlots.js";
-import type { ConflictCounts, Scenario, SideName } from "./harness.js";
+import type { ConflictCounts, Scenario, SideName, Tenants } from "./harness.js";
 import { MIN_BILLED_DOCUMENT_BYTES, zeroUsage, type Counters, type Usage } from "./instrument.js";
 import type { BenchRun, Measured, RunMeta, ScenarioRun } from "./results.js";
 
@@ -62,6 +62,43 @@ function executorRun(id: string, jobs: number, perMutation: number): Scenario {
     sides: ["ours"],
   };
 }
+
+/** The fixture's tenants: a big one of 100 jobs, then 3 small ones of 2 each. */
+const TENANTS: Tenants = { bigJobs: 100, small: 3, smallJobs: 2, smallAfterMs: 1000 };
+
+/** A tenant run (11a with the peer, 11b ours only). */
+const tenantsRun = (id: string, fairness: "share" | "due"): Scenario => ({
+  ...action,
+  id,
+  title: `tenants, fairness "${fairness}": 1 tenant with 100 actions, then 3 with 2 each`,
+  short: `3 small tenants behind one of 100 jobs, fairness "${fairness}"`,
+  about: `The small tenants in the order "${fairness}" gives.`,
+  jobs: 106,
+  maxParallelism: 10,
+  keyParallelism: 10,
+  ms: 100,
+  fairness,
+  tenants: TENANTS,
+  ...(fairness === "share" ? { sides: ["ours"] as SideName[] } : {}),
+});
+
+/** A run of keys holding shares (11c to 11f), ours only. */
+const sharesRun = (id: string, parts: Partial<Scenario>): Scenario => ({
+  ...action,
+  id,
+  title: `shares ${id}: 1000 actions of 10 ms (ours only)`,
+  short: `shares ${id}`,
+  about: `Keys holding shares, ${id}.`,
+  jobs: 1000,
+  maxParallelism: 50,
+  keyParallelism: 50,
+  ms: 10,
+  fairness: "share",
+  sides: ["ours"],
+  keys: { count: 1, layout: "grouped" },
+  shares: { weights: [2] },
+  ...parts,
+});
 
 export const FIXTURE_SCENARIOS: Scenario[] = [
   {
@@ -161,7 +198,33 @@ export const FIXTURE_SCENARIOS: Scenario[] = [
   },
   executorRun("9b", 1000, 100),
   executorRun("9c", 200, 1),
+  tenantsRun("11a", "due"),
+  tenantsRun("11b", "share"),
+  sharesRun("11c", {
+    jobs: 2000,
+    keys: { count: 2, layout: "interleaved" },
+    shares: { weights: [3, 1], checkSplit: true },
+  }),
+  sharesRun("11d", {}),
+  sharesRun("11e", { shares: { weights: [2], idleKeys: 100_000 } }),
+  sharesRun("11f", { keys: { count: 1000, layout: "interleaved" } }),
+  sharesRun("11g", { keys: { count: 1000, layout: "interleaved" }, shares: undefined }),
 ];
+
+/** A tenant run's waits: the big tenant's spread over its drain; the small tenants' short in
+ * turns ("share"), else behind the backlog, the peer's later still. */
+function tenantWaitsOf(sc: Scenario, side: SideName) {
+  const t = sc.tenants!;
+  const behind = sc.fairness === "share" ? 0 : side === "ours" ? 800 : 1200;
+  return [
+    { tenant: "t0", jobs: t.bigJobs, waits: Array.from({ length: t.bigJobs }, (_, i) => i * 10) },
+    ...Array.from({ length: t.small }, (_, s) => ({
+      tenant: `t${s + 1}`,
+      jobs: t.smallJobs,
+      waits: Array.from({ length: t.smallJobs }, (_, j) => behind + 100 * (s + j)),
+    })),
+  ];
+}
 
 /** Each function's calls and usage per job (bytes in KB), per side; the job itself and its
  * onComplete are the app's, the same on both sides. */
@@ -441,6 +504,21 @@ export function measure(sc: Scenario, side: SideName): Measured {
           },
         }
       : {}),
+    ...(sc.tenants && side === "ours"
+      ? { keyChecks: { keys: 4, maxConcurrency: 10, maxConcurrencyKey: "t0", outOfOrder: 0 } }
+      : {}),
+    ...(sc.tenants ? { tenantWaits: tenantWaitsOf(sc, side) } : {}),
+    ...(sc.shares?.checkSplit
+      ? {
+          shareChecks: {
+            starts: { k0: 1000, k1: 1000 },
+            contested: 1333,
+            windows: 1234,
+            outside: 0,
+            worst: { from: 40, key: "k1", starts: 28, share: 25, ratio: 3 / 3.5 },
+          },
+        }
+      : {}),
     ...(sc.conflicts ? { conflicts: conflictsOf(side, sc) } : {}),
     ...(sc.actionLimit ? { actions: actionsOf(sc, side, makespanMs) } : {}),
   };
@@ -480,12 +558,12 @@ export function fixtureRun(): BenchRun {
   return { meta, scenarios: FIXTURE_SCENARIOS.map(runOf) };
 }
 
-/** A run with every check broken once, the peer's side of 3 and the baselines 7a and 8 not run,
- * no 4c and no 9c, and no `also`; its executor run 9b misses its targets. */
+/** A run with every check broken once, the peer's side of 3 and the baselines 7a, 8 and 11d not
+ * run, no 4c, 9c and 11b, and no `also`; its executor run 9b misses its targets. */
 export function failingRun(): BenchRun {
-  const scenarios = FIXTURE_SCENARIOS.filter((sc) => !["4c", "7a", "8", "9c"].includes(sc.id)).map(
-    runOf,
-  );
+  const scenarios = FIXTURE_SCENARIOS.filter(
+    (sc) => !["4c", "7a", "8", "9c", "11b", "11d"].includes(sc.id),
+  ).map(runOf);
   const run = (id: string) => scenarios.find((s) => s.scenario.id === id)!;
   const burst = run("1a").ours!;
   Object.assign(burst, {
@@ -516,6 +594,13 @@ export function failingRun(): BenchRun {
     lowLags: [0, 10, 20],
     inversions: 2,
     firstInversion: "low j5 started 300 ms after high j201 was enqueued, which never started",
+  };
+  run("11c").ours!.shareChecks = {
+    starts: { k0: 1000, k1: 1000 },
+    contested: 1333,
+    windows: 1234,
+    outside: 5,
+    worst: { from: 600, key: "k1", starts: 31, share: 25, ratio: 6 / 3.5 },
   };
   const tasks = run("9b").ours!;
   tasks.duplicates = 1;

@@ -15,19 +15,24 @@
  * both sides, 9b and 9c on ours only) run under a simulated limit of 16 actions at once
  * (bench/actionSlots.ts); `BENCH_ONLY=9` runs all three (an id no scenario has selects those it
  * numbers). Scenario 10 (schedules' cost, ours only: bench/schedules.ts) is no harness scenario:
- * `BENCH_ONLY=10 BENCH_SIDES=ours` runs it alone.
+ * `BENCH_ONLY=10 BENCH_SIDES=ours` runs it alone. Scenarios 11a to 11g (fair share across keys,
+ * API-EXTENSIONS §13) run on ours only but 11a, whose peer side runs the same jobs in enqueue
+ * order; `BENCH_ONLY=11` runs them all.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { RateLimit } from "../src/client/index.js";
 import { SEGMENT_MS } from "../src/component/model/segments.js";
+import type { Fairness } from "../src/component/model/validators.js";
 import { EXECUTOR_CONCURRENCY } from "./app/tasks.js";
 import { highLagLimitMs, MIN_ACHIEVED_RATE } from "./checks.js";
+import { SHARE_SLACK_STARTS, SHARE_TOLERANCE, SHARE_WINDOW_STARTS } from "./fairChecks.js";
 import {
   runScenario,
   SETTLE_MS,
   STEP_MS,
+  tenantJobs,
   type KeyLayout,
   type Result,
   type Scenario,
@@ -76,6 +81,14 @@ const priorityLowJobs = envInt("BENCH_PRIORITY_LOW_JOBS", 2000);
 const priorityHighJobs = envInt("BENCH_PRIORITY_HIGH_JOBS", 40);
 const executorJobs = envInt("BENCH_EXECUTOR_JOBS", 10_000);
 const executorSingleJobs = envInt("BENCH_EXECUTOR_SINGLE_JOBS", 10_000);
+/** Scenario 11a/11b's jobs per small tenant (the big tenant has FAIR_SKEW times as many): 2, 1/25
+ * of issue 40's example (50), so that every `npm run bench` can afford them: at 1/5 (10 each)
+ * 11a took 8 to 10 minutes a side and 11b 5½ on two busy cores (docs/PERFORMANCE.md). */
+const fairSmallJobs = envInt("BENCH_FAIR_SMALL_JOBS", 2);
+const fairTenants = envInt("BENCH_FAIR_TENANTS", 100);
+const fairSplitJobs = envInt("BENCH_FAIR_SPLIT_JOBS", 1000);
+const fairCostJobs = envInt("BENCH_FAIR_COST_JOBS", 1000);
+const fairIdleKeys = envInt("BENCH_FAIR_IDLE_KEYS", 100_000);
 /** The 50,000-job backlog is opt-in: see docs/BENCHMARKS.md for how long it takes. */
 const large = process.env.BENCH_LARGE === "1";
 /** Scenario 10 (bench/schedules.ts): schedules firing every minute for an hour, and idle ones. Not
@@ -325,6 +338,180 @@ function executorScenarios(): Scenario[] {
   ];
 }
 
+/** Scenario 11's skew: the big tenant has this many times a small tenant's jobs, as in issue 40's
+ * example (50,000 against 50 each); the sizes scale with BENCH_FAIR_SMALL_JOBS, the skew does not. */
+const FAIR_SKEW = 1000;
+/** Scenario 11's pool: 50 slots, as in the issue's example, and as many for one key, so that only
+ * the order across keys (not keyParallelism) decides who waits. */
+const FAIR_PARALLELISM = 50;
+/** Scenario 11a/11b's jobs last one segment (100 ms), so the big backlog takes a while to drain
+ * (50 slots start 500 a second) and a small tenant's wait is mostly the order's doing. */
+const TENANT_JOB_MS = SEGMENT_MS;
+/** Scenario 11a/11b's small tenants arrive this long after the big tenant's backlog. */
+const SMALL_AFTER_MS = 1_000;
+/** Scenario 11c's weights: §13's 3:1 example. */
+const SPLIT_WEIGHTS = [3, 1];
+/** Scenario 11d to 11f's weight: not the default 1, so that each key holds a share of its own. */
+const OWN_WEIGHT = 2;
+/** BENCH_FAIR_SHARE=0 leaves out the scenarios with fairness "share" (11b to 11g): 11a, the order
+ * before fair share and the peer, runs alone. */
+const fairShare = process.env.BENCH_FAIR_SHARE !== "0";
+
+/** Scenario 11a/11b: one big tenant and many small ones, in the order `fairness` gives. */
+function tenantsScenario(id: string, fairness: Fairness): Scenario {
+  const tenants = {
+    bigJobs: fairSmallJobs * FAIR_SKEW,
+    small: fairTenants - 1,
+    smallJobs: fairSmallJobs,
+    smallAfterMs: SMALL_AFTER_MS,
+  };
+  const jobs = tenantJobs(tenants);
+  const drainMs = (jobs * TENANT_JOB_MS) / FAIR_PARALLELISM;
+  const n = (x: number) => x.toLocaleString("en-US");
+  const share = fairness === "share";
+  return {
+    id,
+    title:
+      `tenants, fairness "${fairness}": 1 tenant with ${tenants.bigJobs} actions of ` +
+      `${TENANT_JOB_MS} ms, then ${tenants.small} with ${tenants.smallJobs} each, ` +
+      `maxParallelism ${FAIR_PARALLELISM}` +
+      (share ? " (ours only)" : ""),
+    short: `${tenants.small} small tenants behind one of ${n(tenants.bigJobs)} jobs, fairness "${fairness}"`,
+    about:
+      `A tenant enqueues ${n(tenants.bigJobs)} actions of ${TENANT_JOB_MS} ms at once; ` +
+      `${SMALL_AFTER_MS / 1000} s later each of ${tenants.small} small tenants enqueues ` +
+      `${tenants.smallJobs} (the skew of issue 40's example, 1 tenant with 50,000 jobs and 99 with ` +
+      `50, at 1/${50 / tenants.smallJobs} of its size). On ours each tenant is a key ` +
+      `(keyParallelism ${FAIR_PARALLELISM}, so that a key alone may use every slot) and the pool's ` +
+      `\`fairness\` is "${fairness}": ` +
+      (share
+        ? "due jobs of different keys take the free slots in turn, so a small tenant waits for " +
+          "its turn, not for the big backlog. "
+        : "the earlier-due job starts first, across keys (the order before fair share), so the " +
+          "small tenants wait behind the big backlog. The peer has no keys and runs the same " +
+          "jobs in enqueue order: the tenants are labels of the app. ") +
+      `Reported: each small tenant's p50 and p99 wait (enqueue to the start of its first attempt), ` +
+      `across the small tenants, and the big tenant's.`,
+    kind: "action",
+    jobs,
+    maxParallelism: FAIR_PARALLELISM,
+    keyParallelism: FAIR_PARALLELISM,
+    ms: TENANT_JOB_MS,
+    failTimes: 0,
+    expectKind: "success",
+    deadlineMs: 120_000 + 4 * drainMs,
+    fairness,
+    tenants,
+    ...(share ? { sides: ["ours"] as const } : {}),
+  };
+}
+
+/** Scenario 11c to 11g: keys holding shares, ours only, fairness "share". */
+function sharesScenario(
+  id: string,
+  parts: Pick<Scenario, "title" | "short" | "about" | "jobs" | "keys" | "shares">,
+): Scenario {
+  return {
+    ...parts,
+    id,
+    kind: "action",
+    maxParallelism: FAIR_PARALLELISM,
+    keyParallelism: FAIR_PARALLELISM,
+    ms: SHORT_MS,
+    failTimes: 0,
+    expectKind: "success",
+    deadlineMs: 120_000 + parts.jobs * 100,
+    fairness: "share",
+    sides: ["ours"],
+  };
+}
+
+function fairShareScenarios(): Scenario[] {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const [heavy, light] = SPLIT_WEIGHTS;
+  const pct = `${SHARE_TOLERANCE * 100} %`;
+  const oneKey: Pick<Scenario, "title" | "short" | "about"> = {
+    title:
+      `one key with a share: ${fairCostJobs} actions of ${SHORT_MS} ms on one key of weight ` +
+      `${OWN_WEIGHT}, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+    short: `${n(fairCostJobs)} actions on one key with its own share`,
+    about:
+      `The baseline of 11e: ${n(fairCostJobs)} actions on one key that holds a share of ` +
+      `its own (\`setKeyShare(key, { weight: ${OWN_WEIGHT} })\`, set before the run and not counted).`,
+  };
+  return [
+    tenantsScenario("11a", "due"),
+    ...(fairShare
+      ? [
+          tenantsScenario("11b", "share"),
+          sharesScenario("11c", {
+            title:
+              `weights ${heavy}:${light}: ${fairSplitJobs} actions of ${SHORT_MS} ms on each of ` +
+              `two keys, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+            short: `two deep backlogs, weights ${heavy}:${light}`,
+            about:
+              `Two keys with ${n(fairSplitJobs)} actions of ${SHORT_MS} ms each, enqueued in turn, ` +
+              `one of weight ${heavy} and one of weight ${light} (\`setKeyShare\`, set before the ` +
+              `run). Checked (API-EXTENSIONS §13): in every ${SHARE_WINDOW_STARTS} consecutive ` +
+              `starts the pool made while both keys still had jobs to start (counted in the order ` +
+              `of its DEBUG "started" lines, the run logging at "DEBUG"), each key's starts are ` +
+              `within ${pct} of its weighted share, plus ${SHARE_SLACK_STARTS} (the light key: ` +
+              `${(SHARE_WINDOW_STARTS * light) / (heavy + light)} ± ` +
+              `${(SHARE_TOLERANCE * SHARE_WINDOW_STARTS * light) / (heavy + light) + SHARE_SLACK_STARTS}).`,
+            jobs: 2 * fairSplitJobs,
+            keys: { count: 2, layout: "interleaved" },
+            shares: { weights: SPLIT_WEIGHTS, checkSplit: true },
+          }),
+          sharesScenario("11d", {
+            ...oneKey,
+            jobs: fairCostJobs,
+            keys: { count: 1, layout: "grouped" },
+            shares: { weights: [OWN_WEIGHT] },
+          }),
+          sharesScenario("11e", {
+            title:
+              `${n(fairIdleKeys)} idle keys with shares: the actions of 11d, while ` +
+              `${fairIdleKeys} other keys hold shares, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+            short: `${n(fairCostJobs)} actions on one key, ${n(fairIdleKeys)} other keys holding shares`,
+            about:
+              `The jobs of 11d, while ${n(fairIdleKeys)} other keys hold shares of their own ` +
+              `(weight ${OWN_WEIGHT}, set before the run and not counted) and have no job: ` +
+              "§13 promises that documents read and written per started job do not grow with " +
+              "the number of keys holding shares. Compared with 11d.",
+            jobs: fairCostJobs,
+            keys: { count: 1, layout: "grouped" },
+            shares: { weights: [OWN_WEIGHT], idleKeys: fairIdleKeys },
+          }),
+          sharesScenario("11f", {
+            title:
+              `${n(fairCostJobs)} keys with shares: ${fairCostJobs} actions of ${SHORT_MS} ms, one ` +
+              `per key, each key of weight ${OWN_WEIGHT}, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+            short: `${n(fairCostJobs)} actions on as many keys, each with its own share`,
+            about:
+              `The jobs of 11d, each on a key of its own that holds a share (weight ${OWN_WEIGHT}, ` +
+              "set before the run and not counted): every key is active and takes turns with the " +
+              "others. Compared with 11g, the same keys without shares of their own (a key's " +
+              "first job costs its key's rows, shares or not: 7b measures what keys cost).",
+            jobs: fairCostJobs,
+            keys: { count: fairCostJobs, layout: "interleaved" },
+            shares: { weights: [OWN_WEIGHT] },
+          }),
+          sharesScenario("11g", {
+            title:
+              `${n(fairCostJobs)} keys without shares: ${fairCostJobs} actions of ${SHORT_MS} ms, ` +
+              `one per key, maxParallelism ${FAIR_PARALLELISM} (ours only)`,
+            short: `${n(fairCostJobs)} actions on as many keys, no shares`,
+            about:
+              "The baseline of 11f: its keys and jobs, every key at the default share (weight 1, " +
+              "no row of its own).",
+            jobs: fairCostJobs,
+            keys: { count: fairCostJobs, layout: "interleaved" },
+          }),
+        ]
+      : []),
+  ];
+}
+
 const SCENARIOS: Scenario[] = [
   {
     id: "1a",
@@ -438,6 +625,7 @@ const SCENARIOS: Scenario[] = [
   rateLimited("8a", RATE_LIMIT),
   priorityMix(),
   ...executorScenarios(),
+  ...fairShareScenarios(),
 ];
 
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -514,8 +702,8 @@ if (fromJson) {
                 `${side}: most actions running at once (the simulated limit)`,
               ).toBeLessThanOrEqual(sc.actionLimit);
             }
-            if (sc.keys) {
-              const k = r.keyChecks!;
+            if (r.keyChecks) {
+              const k = r.keyChecks;
               expect(
                 k.maxConcurrency,
                 `${side}: highest concurrency of one key (key ${k.maxConcurrencyKey})`,
@@ -539,6 +727,17 @@ if (fromJson) {
                 rc.achieved,
                 `${side}: achieved start rate, of the limit (span ${rc.spanMs} ms, least ${rc.minSpanMs} ms)`,
               ).toBeGreaterThanOrEqual(MIN_ACHIEVED_RATE);
+            }
+            if (r.shareChecks) {
+              const c = r.shareChecks;
+              expect(
+                c.windows,
+                `${side}: windows of ${SHARE_WINDOW_STARTS} starts while every key had jobs`,
+              ).toBeGreaterThan(0);
+              expect(
+                c.outside,
+                `${side}: windows off the weights (worst: ${JSON.stringify(c.worst)})`,
+              ).toBe(0);
             }
             if (sc.priorityMix) {
               const pc = r.priorityChecks!;

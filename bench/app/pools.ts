@@ -1,8 +1,8 @@
 // The bench app's use of a pool, through the public client API only. The same code drives our
 // component (installed as "ours", client from src/client) or @convex-dev/workpool (installed as
 // "peer", its own client): `side` picks which. Only ours has keys (the `key` enqueue option),
-// priorities (`priority`), a rate limit (the pool's `rateLimit` option) and executors (`tasks`: the
-// jobs are tasks of tasks.run).
+// priorities (`priority`), a rate limit (the pool's `rateLimit` option), fair share (the pool's
+// `fairness` option) and executors (`tasks`: the jobs are tasks of tasks.run).
 import {
   mutationGeneric,
   type FunctionReference,
@@ -19,6 +19,7 @@ import {
   type OnCompleteArgs,
   type RateLimit,
 } from "../../src/client/index.js";
+import { vFairness, type Fairness } from "../../src/component/model/validators.js";
 import { api, components, internal } from "./_generated/api.js";
 import { probe } from "./probe.js";
 
@@ -43,7 +44,12 @@ type Retry = { maxAttempts: number; initialBackoffMs: number; base: number };
 const vPriority = v.union(v.literal("high"), v.literal("normal"), v.literal("low"));
 
 /** Our pool's options beyond maxParallelism (the peer has none of them). */
-type OurOptions = { keyParallelism?: number; rateLimit?: RateLimit; logLevel?: LogLevel };
+type OurOptions = {
+  keyParallelism?: number;
+  rateLimit?: RateLimit;
+  logLevel?: LogLevel;
+  fairness?: Fairness;
+};
 
 function pool(side: "ours" | "peer", maxParallelism: number, options: OurOptions = {}) {
   if (side === "ours") return new OurWorkpool(components.ours, { maxParallelism, ...options });
@@ -55,6 +61,7 @@ function pool(side: "ours" | "peer", maxParallelism: number, options: OurOptions
 /** Enqueues one job per key, one client call each (the common way apps enqueue), or all in one
  * batch call (`batch`: enqueueActionBatch, or enqueueTaskBatch with `tasks`). `keys` name the
  * jobs (the harness's own); `poolKeys`, when given, are the pool's `key` option of each job;
+ * `tenants`, when given, each job's tenant, a label the probe records on either pool;
  * `priority`, when given, is every job's `priority` option; `tasks` makes the jobs `io` tasks of
  * the executor tasks.run instead of jobs.work actions (ours only). */
 export const enqueue = mutationGeneric({
@@ -64,10 +71,12 @@ export const enqueue = mutationGeneric({
     keyParallelism: v.optional(v.number()),
     rateLimit: v.optional(vRateLimit),
     logLevel: v.optional(vLogLevel),
+    fairness: v.optional(vFairness),
     kind: v.union(v.literal("action"), v.literal("mutation")),
     keys: v.array(v.string()),
     poolKeys: v.optional(v.array(v.string())),
     priority: v.optional(vPriority),
+    tenants: v.optional(v.array(v.string())),
     ms: v.number(),
     failTimes: v.number(),
     retry: vRetry,
@@ -79,10 +88,10 @@ export const enqueue = mutationGeneric({
     const { side, kind, keys, poolKeys, priority, ms, failTimes, retry, runAfter } = args;
     if ((poolKeys || priority || args.tasks) && side !== "ours")
       throw new Error("the peer has no keys, priority or executors");
-    const { keyParallelism, rateLimit, logLevel } = args;
-    const p = pool(side, args.maxParallelism, { keyParallelism, rateLimit, logLevel });
+    const { keyParallelism, rateLimit, logLevel, fairness, tenants } = args;
+    const p = pool(side, args.maxParallelism, { keyParallelism, rateLimit, logLevel, fairness });
     if (args.batch || args.tasks) {
-      if (kind !== "action" || poolKeys || priority || failTimes > 0)
+      if (kind !== "action" || poolKeys || priority || tenants || failTimes > 0)
         throw new Error("batches and tasks are enqueued here as plain actions only");
       return await enqueueActionsOrTasks(ctx, p, keys, {
         ms,
@@ -97,6 +106,7 @@ export const enqueue = mutationGeneric({
       const poolKey = poolKeys?.[i];
       if (poolKey !== undefined) probe.poolKeyOf.set(key, poolKey);
       if (priority !== undefined) probe.priorityOf.set(key, priority);
+      if (tenants !== undefined) probe.tenantOf.set(key, tenants[i]);
       const options = {
         onComplete,
         runAfter,
@@ -149,6 +159,20 @@ async function enqueueActionsOrTasks(
   for (const args of argsList) ids.push(await p.enqueueAction(ctx, api.jobs.work, args, options));
   return ids;
 }
+
+/** Sets each key's share (`pool.setKeyShare`), one client call each (ours only: the peer has
+ * none). */
+export const setShares = mutationGeneric({
+  args: {
+    maxParallelism: v.number(),
+    shares: v.array(v.object({ key: v.string(), weight: v.number() })),
+  },
+  handler: async (ctx, { maxParallelism, shares }) => {
+    const p = pool("ours", maxParallelism);
+    if (!(p instanceof OurWorkpool)) throw new Error("the peer has no key shares");
+    for (const { key, weight } of shares) await p.setKeyShare(ctx, key, { weight });
+  },
+});
 
 export const cancelAll = mutationGeneric({
   args: { side: vSide, maxParallelism: v.number() },

@@ -1,7 +1,7 @@
 // What the bench app's jobs observe about themselves, shared in memory with the harness (same module
 // instance under vitest). Jobs record when each attempt started and ended, and how many attempts of
 // each pool key ran at once; enqueue records when each job was enqueued (in enqueue order), its
-// pool key and its priority. Nothing here is written to the database, so it adds nothing to the
+// pool key, its priority and its tenant. Nothing here is written to the database, so it adds nothing to the
 // counters.
 import type { Priority } from "../../src/client/index.js";
 
@@ -14,6 +14,9 @@ export const probe = {
   poolKeyOf: new Map<string, string>(),
   /** Job key → the `priority` enqueue option it was enqueued with (jobs given one only). */
   priorityOf: new Map<string, Priority>(),
+  /** Job key → the tenant it was enqueued for (the fair-share scenarios only): the app's label,
+   * on both pools, whether or not it is also the job's pool key. */
+  tenantOf: new Map<string, string>(),
   attempts: [] as Attempt[],
   attemptsByKey: new Map<string, number>(),
   running: 0,
@@ -26,6 +29,7 @@ export const probe = {
     this.enqueuedAt.clear();
     this.poolKeyOf.clear();
     this.priorityOf.clear();
+    this.tenantOf.clear();
     this.attempts = [];
     this.attemptsByKey.clear();
     this.running = 0;

@@ -1,10 +1,11 @@
 /**
  * What the correctness checks found, in words: a run's lost, duplicate or wrong-result onComplete
  * calls, its concurrency over the limit, a key over its limit or out of order, a rate limit broken
- * or not reached, a priority inversion; one line for "At a glance". It only reports what the
+ * or not reached, a priority inversion, keys' starts off their weights; one line for "At a glance". It only reports what the
  * harness and bench/checks.ts measured and decided: it never decides a check's threshold.
  */
 import { highLagLimitMs, MIN_ACHIEVED_RATE } from "../checks.js";
+import { SHARE_WINDOW_STARTS } from "../fairChecks.js";
 import type { BenchRun, Measured } from "../results.js";
 import { lagStats } from "./figures.js";
 import { fmt, fmtMs, MIN_RATE } from "./format.js";
@@ -41,6 +42,19 @@ export function priorityFailure(r: Measured): string {
     ? `, ${c.inversions} priority inversions (first: ${c.firstInversion})`
     : "";
   return slow + inverted;
+}
+
+/** How a run of weighted keys gave a key starts off its weight, or had no window to check, if it
+ * did. */
+export function shareFailure(r: Measured): string {
+  const c = r.shareChecks;
+  if (!c) return "";
+  if (c.windows === 0)
+    return `, no window of ${SHARE_WINDOW_STARTS} starts while every key had jobs (${c.contested} starts)`;
+  return c.outside
+    ? `, ${c.outside} of ${c.windows} windows of ${SHARE_WINDOW_STARTS} starts off the weights ` +
+        `(worst: ${c.worst?.key} with ${c.worst?.starts} starts where ${fmt(c.worst?.share, 1)} were due)`
+    : "";
 }
 
 /** How a keyed run broke its keys' limit or order, if it did. */
@@ -83,12 +97,13 @@ function failures(run: BenchRun): string[] {
           actionsOverLimit(r) ||
           keyFailure(r) ||
           rateFailure(r) ||
-          priorityFailure(r))
+          priorityFailure(r) ||
+          shareFailure(r))
       )
         out.push(
           `${s.scenario.id} ${r.side}: ${r.lost} lost, ${r.duplicates} duplicate, ${r.wrongKind} wrong-result onComplete calls, ` +
             `at most ${r.maxConcurrency} attempts at once (limit ${r.scenario.maxParallelism})` +
-            `${actionsOverLimit(r)}${keyFailure(r)}${rateFailure(r)}${priorityFailure(r)}${r.finished ? "" : ", deadline hit"}`,
+            `${actionsOverLimit(r)}${keyFailure(r)}${rateFailure(r)}${priorityFailure(r)}${shareFailure(r)}${r.finished ? "" : ", deadline hit"}`,
         );
   return out;
 }
@@ -105,7 +120,10 @@ export function correctness(run: BenchRun): string {
   const prioritized = run.scenarios.some((s) => s.scenario.priorityMix)
     ? "; in the priority mix, the high-priority jobs started within their p50 limit, and no low job went ahead of a waiting high one"
     : "";
+  const shared = run.scenarios.some((s) => s.scenario.shares?.checkSplit)
+    ? `; with keys of different weights, every window of ${SHARE_WINDOW_STARTS} starts held each key's share`
+    : "";
   return bad.length
     ? `**Some runs failed their correctness checks:**\n\n${bad.map((b) => `- ${b}`).join("\n")}`
-    : `Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism${keyed}${rated}${prioritized}.`;
+    : `Every run delivered exactly one onComplete per job, with the expected result, and never ran more attempts at once than maxParallelism${keyed}${rated}${prioritized}${shared}.`;
 }

@@ -11,13 +11,16 @@ import type { BenchRun, Measured } from "../results.js";
 import { CONFLICTS_HEADING, conflictsSection } from "./conflicts.js";
 import { correctness } from "./correctness.js";
 import { EXECUTORS_HEADING, executorsGlance, executorsSection } from "./executors.js";
+import { FAIRNESS_HEADING, fairnessGlance, fairnessSection } from "./fairness.js";
 import { FEATURES_HEADING, featuresGlance, featuresSection } from "./features.js";
 import {
+  acrossTenants,
   docsReadPerJob,
   docsWrittenPerJob,
   highLag,
   lagStats,
   poolCallsPerJob,
+  tenantFigures,
 } from "./figures.js";
 import { aboutOf, anchorOf, fmt, fmtMs, vsPeer, type SectionLink } from "./format.js";
 import { glanceKey, glanceTable } from "./headline.js";
@@ -87,6 +90,7 @@ function detailSections(run: BenchRun) {
     { heading: KEYS_HEADING, text: keysSection(run, 2) },
     { heading: FEATURES_HEADING, text: featuresSection(run, 2) },
     { heading: EXECUTORS_HEADING, text: executorsSection(run, 2) },
+    { heading: FAIRNESS_HEADING, text: fairnessSection(run, 2) },
     { heading: CONFLICTS_HEADING, text: conflictsSection(run, 2) },
     { heading: SCHEDULES_HEADING, text: schedulesSection(run, 2) },
     { heading: WHERE_HEADING, text: whereItGoes(run) },
@@ -120,7 +124,7 @@ ${glanceTable(run)}
 
 ${correctness(run)}
 
-${keysGlance(run, toDetail)}${featuresGlance(run, toDetail)}${executorsGlance(run, toDetail)}## In detail
+${keysGlance(run, toDetail)}${featuresGlance(run, toDetail)}${executorsGlance(run, toDetail)}${fairnessGlance(run, toDetail)}## In detail
 
 Every figure of the run is in ${detail}, written with this file:
 
@@ -168,7 +172,7 @@ export function renderDocuments(run: BenchRun): Array<{ path: string; text: stri
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
   const where = `"${WHERE_HEADING}" in ${DETAIL_PATH}`;
-  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${conflictsSection(run, 2)}${schedulesSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${fairnessSection(run, 2)}${conflictsSection(run, 2)}${schedulesSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}${fairnessGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */
@@ -188,6 +192,12 @@ export function progressLine(r: Measured, logged: { error: number; warn: number 
     (r.priorityChecks
       ? ` | high lag p50/max ${fmtMs(highLag(r).p50)}/${fmtMs(highLag(r).max)}, low lag p50 ` +
         `${fmtMs(lagStats(r.priorityChecks.lowLags).p50)}, inversions ${r.priorityChecks.inversions}`
+      : "") +
+    (r.shareChecks
+      ? ` | share windows off the weights ${r.shareChecks.outside} of ${r.shareChecks.windows}`
+      : "") +
+    (tenantFigures(r)
+      ? ` | small tenants' p50 wait median ${fmtMs(acrossTenants(tenantFigures(r)!.small, "p50").median)}`
       : "") +
     (r.actions?.limit
       ? ` | actions ${r.actions.topLevel.count} started, at most ${r.actions.maxRunning} at once ` +

@@ -8,7 +8,8 @@ import type { Measured } from "../results.js";
 
 export const perJob = (r: Measured, n: number) => n / r.scenario.jobs;
 
-function percentile(sorted: number[], p: number): number {
+/** The nearest-rank `p`th percentile of `sorted` (ascending); NaN when it is empty. */
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
@@ -109,3 +110,23 @@ export function billedCostPerJob(r: Measured, scope: "pool" | "all"): number {
  * included; NaN for runs older than its measurement. */
 export const actionSeconds = (r: Measured) =>
   r.actions ? (r.actions.topLevel.ms + r.actions.nested.ms) / 1000 : NaN;
+
+/** A tenant's p50 and p99 wait (virtual ms). */
+export type TenantFigures = { tenant: string; p50: number; p99: number };
+
+/** The waits of a tenant run (scenarios 11a, 11b): the big tenant's (the first to enqueue) and
+ * each small tenant's, p50 and p99; undefined for other runs. */
+export function tenantFigures(r: Measured) {
+  if (!r.tenantWaits?.length) return undefined;
+  const [big, ...small] = r.tenantWaits.map(({ tenant, waits }) => {
+    const s = [...waits].sort((a, b) => a - b);
+    return { tenant, p50: percentile(s, 50), p99: percentile(s, 99) };
+  });
+  return { big, small };
+}
+
+/** The best, median and worst of the small tenants' p50 (or p99) waits. */
+export function acrossTenants(small: TenantFigures[], p: "p50" | "p99") {
+  const s = small.map((t) => t[p]).sort((a, b) => a - b);
+  return { best: s[0] ?? NaN, median: percentile(s, 50), worst: s.at(-1) ?? NaN };
+}

@@ -140,5 +140,9 @@ transaction for ${conflicts} (\`bench/conflicts.ts\`). Sizes: \`BENCH_BURST_JOBS
 \`BENCH_RETRY_JOBS\`, \`BENCH_MUTATION_JOBS\`, \`BENCH_BACKLOG_SMALL_JOBS\`, \`BENCH_BACKLOG_JOBS\`,
 \`BENCH_BACKLOG_LARGE_JOBS\`, \`BENCH_CANCEL_JOBS\`, \`BENCH_TRICKLE_MS\`, \`BENCH_KEYED_JOBS\`,
 \`BENCH_KEYED_KEYS\`, \`BENCH_RATE_JOBS\` (8 and 8a; over 50), \`BENCH_PRIORITY_LOW_JOBS\`,
-\`BENCH_PRIORITY_HIGH_JOBS\`, \`BENCH_EXECUTOR_JOBS\` (9a and 9b), \`BENCH_EXECUTOR_SINGLE_JOBS\` (9c).`;
+\`BENCH_PRIORITY_HIGH_JOBS\`, \`BENCH_EXECUTOR_JOBS\` (9a and 9b), \`BENCH_EXECUTOR_SINGLE_JOBS\` (9c),
+\`BENCH_FAIR_SMALL_JOBS\` (11a and 11b: each small tenant's jobs; the big tenant has 1,000 times as
+many), \`BENCH_FAIR_TENANTS\`, \`BENCH_FAIR_SPLIT_JOBS\` (11c, per key), \`BENCH_FAIR_COST_JOBS\` (11d to
+11g), \`BENCH_FAIR_IDLE_KEYS\` (11e); \`BENCH_ONLY=11\` runs the fair-share scenarios, and
+\`BENCH_FAIR_SHARE=0\` leaves out those with fairness "share" (11b to 11g).`;
 }
