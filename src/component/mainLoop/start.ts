@@ -634,10 +634,13 @@ export async function placeActions(pass: Pass): Promise<void> {
   for (let i = 0; i < started.length; i += ACTION_RUNNER_BATCH) {
     const batch = started.slice(i, i + ACTION_RUNNER_BATCH);
     const jobs = batch.map(runnerArgs);
+    // Unique to this runner: one pass commits per generation, and a pass places each batch once.
+    const runner = `${pass.state.generation}.${i / ACTION_RUNNER_BATCH}`;
     const scheduledId = await pass.ctx.scheduler.runAfter(0, internal.runners.actionRunner.run, {
       jobs,
+      runner,
     });
-    for (const work of batch) await markRunning(pass, work, { scheduledId });
+    for (const work of batch) await markRunning(pass, work, { scheduledId, runner });
   }
 }
 
@@ -645,7 +648,11 @@ export async function placeActions(pass: Pass): Promise<void> {
 async function markRunning(
   pass: Pass,
   work: Doc<"work">,
-  runner: { scheduledId: Id<"_scheduled_functions">; executorId?: Id<"executors"> },
+  runner: {
+    scheduledId: Id<"_scheduled_functions">;
+    executorId?: Id<"executors">;
+    runner?: string;
+  },
 ): Promise<void> {
   await pass.ctx.db.patch("work", work._id, {
     state: { kind: "running", ...runner, startedAt: pass.now },
