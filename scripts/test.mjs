@@ -45,6 +45,17 @@ const SLOW_ONLY = [
   // Fair share's scenarios (API-EXTENSIONS section 13; its rules are unit-tested in the fast
   // tier, src/component/model/startOrder.test.ts): about 20 s, a backlog of 1,000 jobs among them.
   "test/fairShare.test.ts",
+  // The pass budget and Convex's per-transaction limits met on purpose (each drives thousands of
+  // rows or values near 1 MiB through the deployment backend, 5–17 s apiece): every stage at a
+  // count limit, the delivery check's split, the backstop, values at the limits, executors'
+  // reports at the limits and under faults.
+  "test/stageBudgets.test.ts",
+  "test/rev4DeliverySplitWedge.test.ts",
+  "test/backstop.test.ts",
+  "test/batchBytes.test.ts",
+  "test/valueLimits.test.ts",
+  "test/executorFaults.test.ts",
+  "test/executorBigResults.test.ts",
 ];
 
 /** The browser test/demoReport.test.ts and test/dashboardLive.test.ts drive (slow tier); without it
