@@ -142,7 +142,7 @@ import { step as clockStep } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
 import { installIndexedRanges } from "./indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
-import { KeyShares, shareOps, type ShareOp } from "./shareOracle.js";
+import { KeyShares, shareOps, StartRules, type RuleRow, type ShareOp } from "./shareOracle.js";
 import {
   featureDraw,
   featuresLine,
@@ -390,6 +390,63 @@ const HEAVY_CONTEXT: Record<Handler, object> = {
   heavyReads: { reads: HEAVY_READS },
   heavyWrites: { writes: 400 },
   throws: { throws: true },
+};
+
+/**
+ * Contention for a reserve (section 13), drawn into plain programs so that the start rules have
+ * something to judge: a backlog of jobs without a key, more than the pool's slots, then a key with
+ * a reserve of 1 to 3 and room for it enqueuing jobs of its own while the backlog holds every slot;
+ * the clock then steps through the drain. Every free slot must go to the key while it runs fewer
+ * than its reserve, and none may stay idle. Written as the program's ordinary operations.
+ */
+const reserveContention: fc.Arbitrary<Op[]> = fc
+  .record({
+    key: fc.constantFrom("A", "B"),
+    maxParallelism: fc.integer({ min: 2, max: 4 }),
+    reserve: fc.integer({ min: 1, max: 3 }),
+    keyParallelism: fc.integer({ min: 2, max: 3 }),
+    backlog: fc.integer({ min: 6, max: 16 }),
+    reserved: fc.integer({ min: 2, max: 6 }),
+    ms: fc.constantFrom(300, 1200),
+    priority: fc.constantFrom(undefined, "high" as const, "low" as const),
+    seed: anyJobSpecOf(0),
+  })
+  .map((c) => {
+    const jobOf = (poolKey: string | undefined): JobSpec => ({
+      ...c.seed,
+      kind: "action",
+      failTimes: 0,
+      snoozeTimes: 0,
+      ms: c.ms,
+      delayMs: undefined,
+      withOnComplete: false,
+      poolKey,
+      priority: c.priority,
+      dedupe: undefined,
+    });
+    const enqueueOf = (n: number, poolKey: string | undefined): Op[] =>
+      Array.from({ length: Math.ceil(n / 4) }, (_, i) => ({
+        op: "enqueue" as const,
+        jobs: Array.from({ length: Math.min(4, n - 4 * i) }, () => jobOf(poolKey)),
+        batch: false,
+      }));
+    return [
+      { op: "config", maxParallelism: c.maxParallelism },
+      { op: "setKeyParallelism", key: c.key, parallelism: c.keyParallelism },
+      { op: "setKeyShare", key: c.key, share: { reserve: c.reserve } },
+      ...enqueueOf(c.backlog, undefined),
+      { op: "advance", ms: 200 },
+      ...enqueueOf(c.reserved, c.key),
+      { op: "advance", ms: 2 * c.ms * Math.ceil((c.backlog + c.reserved) / c.maxParallelism) },
+    ] satisfies Op[];
+  });
+
+/** The program's operations with a contention draw's spliced in at its drawn place. */
+const withContention = (ops: Op[], contention: [Op[], number] | undefined): Op[] => {
+  if (contention === undefined) return ops;
+  const [inserted, at] = contention;
+  const place = at % (ops.length + 1);
+  return [...ops.slice(0, place), ...inserted, ...ops.slice(place)];
 };
 
 /** The operations of a plain program, enqueuing jobs drawn from `job`. */
@@ -719,12 +776,23 @@ const newTotals = () => ({
    * with the number of programs of each draw. */
   refusals: noRefusals(),
   refusalsByDraw: {} as Record<string, Partial<Record<Refusal, number>>>,
+  /** Passes the pass budget stopped, by "stage/metric", in all and by draw (committed passes). */
+  budgetStops: {} as Record<string, number>,
+  budgetStopsByDraw: {} as Record<string, Record<string, number>>,
   programsByDraw: {} as Record<string, number>,
   virtualMs: 0,
   /** Schedules, waiting jobs and groups (test/modelFeatures.ts). */
   features: newFeatureTotals(),
+  /** What the start rules of section 13 judged (plain programs): first starts weighed against a
+   * key waiting below its reserve, and looks at a due job beside a free slot. */
+  startRules: { looks: 0, startsJudged: 0, reservesWaiting: 0, freeSlotLooks: 0, idleJudged: 0 },
 });
 type Totals = ReturnType<typeof newTotals>;
+/** The start rules' evidence line: how often each rule had something to judge. */
+const startRulesLine = (c: Totals["startRules"]) =>
+  `${c.looks} looks, ${c.startsJudged} first starts judged, ${c.reservesWaiting} windows with a ` +
+  `key waiting below its reserve, ${c.freeSlotLooks} looks with a slot free, ${c.idleJudged} ` +
+  `looks at a job clearly due beside one`;
 const totals = newTotals();
 const chaosTotals = newTotals();
 
@@ -737,7 +805,7 @@ afterAll(() => {
         `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
         `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues; ` +
         tasksLine(totals) +
-        `; ${featuresLine(totals.features)}`,
+        `; ${featuresLine(totals.features)}; start rules: ${startRulesLine(totals.startRules)}`,
     );
   }
   if (chaosTotals.programs > 0) {
@@ -775,6 +843,29 @@ const refusalsLine = (c: Totals) => {
     .join("; ");
   return `transactions refused by a limit: ${named(c.refusals)}; by draw: ${byDraw}`;
 };
+
+/** Passes the pass budget stopped, by stage and metric, in all and by draw. */
+const budgetStopsLine = (c: Totals) => {
+  const named = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort(([, a], [, b]) => b - a)
+      .map(([stop, n]) => `${stop} ${n}`)
+      .join(", ") || "none";
+  const byDraw = Object.entries(c.budgetStopsByDraw)
+    .map(([draw, counts]) => `${draw}: ${named(counts)}`)
+    .join("; ");
+  return `passes the pass budget stopped: ${named(c.budgetStops)}; by draw: ${byDraw || "none"}`;
+};
+
+/** The budget stop a loop pass's DEBUG "pass" line names ("stage/metric"), if any. */
+function budgetStopOfLine(line: string): string | undefined {
+  if (!line.startsWith("{") || !line.includes('"budgetStop"')) return undefined;
+  const entry = JSON.parse(line);
+  if (entry.component !== "workpool" || entry.event !== "pass" || !entry.budgetStop) {
+    return undefined;
+  }
+  return `${entry.budgetStop.stage}/${entry.budgetStop.metric}`;
+}
 
 /** The draw a chaos program's refusals are counted under: its heavy load, else "bulk" if it
  * enqueued one, else "common". */
@@ -896,9 +987,29 @@ async function runOn(
       const held = heldLines.get(id);
       heldLines.delete(id);
       if (committed) held?.forEach(record);
+      const stops = heldStops.get(id);
+      heldStops.delete(id);
+      if (committed) stops?.forEach(countStop);
     };
   }
+  // Passes the pass budget stopped (their DEBUG "pass" line names the stage and the limit's
+  // metric), counted once committed, in all and by the program's draw: which draws reach which
+  // of Convex's limits, now that no transaction is refused by one.
+  const heldStops = new Map<number, string[]>();
+  const draw = drawOf(ops);
+  const countStop = (stop: string) => {
+    totals.budgetStops[stop] = (totals.budgetStops[stop] ?? 0) + 1;
+    const byDraw = (totals.budgetStopsByDraw[draw] ??= {});
+    byDraw[stop] = (byDraw[stop] ?? 0) + 1;
+  };
   const hear = (line: string) => {
+    const stop = budgetStopOfLine(line);
+    if (stop !== undefined) {
+      const tx = deployment?.currentTransaction;
+      if (tx === undefined) countStop(stop);
+      else heldStops.set(tx, [...(heldStops.get(tx) ?? []), stop]);
+      return;
+    }
     const event = eventOfLogLine(line, Date.now());
     if (event === undefined) return;
     const tx = deployment?.currentTransaction;
@@ -937,6 +1048,8 @@ async function runOn(
   const pausedKeys = new Set<string>();
   /** Keys' weights, reserves and rate limits, as set (test/shareOracle.ts). */
   const shares = new KeyShares();
+  /** Section 13's start rules, looked at while the clock steps (plain programs: test/shareOracle.ts). */
+  const startRules = new StartRules(shares, () => jobs);
   /** When the pool was paused, while it is. */
   let poolPausedAt: number | undefined;
   /** When an action's runner (a worker or an action runner) last died, by a kill or a fault:
@@ -1155,6 +1268,8 @@ async function runOn(
   /** Moves the clock `ms` in steps of `stepMs`, letting the backend act and checking after each. */
   const runSteps = async (ms: number, stepMs: number, check?: () => Promise<void>) => {
     const end = Date.now() + ms;
+    // An operation came since the last steps: no window of the start rules spans it.
+    startRules.reset();
     while (Date.now() < end) {
       await clockStep(Math.min(stepMs, end - Date.now()));
       await deployment?.tick();
@@ -1162,7 +1277,22 @@ async function runOn(
       await markDeadExecutorsTasks();
       await check?.();
       await checkLiveness();
+      if (!chaos) await checkStartRules();
     }
+  };
+  /** A reserve never passed over, no slot idle while a due job could start (section 13). */
+  const checkStartRules = async () => {
+    const broken = startRules.look({
+      now: Date.now(),
+      rows: (await workRows()) as RuleRow[],
+      maxParallelism: inForce(),
+      paused: poolPaused,
+      rateLimited: rateLimit !== undefined,
+      pausedKeys,
+      keyLimit: (key) => keyLimits.get(key) ?? 1,
+      started: leftTheLine,
+    });
+    expect(broken, "section 13's start rules").toEqual([]);
   };
 
   /**
@@ -2200,6 +2330,9 @@ async function runOn(
     });
   }
   expect(outOfOrder, "jobs that started out of their order").toEqual([]);
+  for (const [what, n] of Object.entries(startRules.counts)) {
+    totals.startRules[what as keyof Totals["startRules"]] += n;
+  }
   // No key started more attempts in a window than the rate limit it held (section 13).
   const keyOfJob = new Map(jobs.map((job) => [job.id as string, job.poolKey]));
   shares.check(usedKeys, (key) =>
@@ -2446,8 +2579,12 @@ describe("model-based", () => {
             fc.array(op, { minLength: 1, maxLength: 12 }),
             rateLimitArb(),
             featureDraw,
-            (ops, rateLimit, featureOps) =>
-              run(() => runProgram(withFeatures(ops, featureOps), rateLimit)),
+            // One program in four meets a reserve under contention, at a drawn place.
+            fc.option(fc.tuple(reserveContention, fc.nat()), { nil: undefined, freq: 3 }),
+            (ops, rateLimit, featureOps, contention) =>
+              run(() =>
+                runProgram(withFeatures(withContention(ops, contention), featureOps), rateLimit),
+              ),
           ),
         { numRuns: RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },
       );
@@ -2478,6 +2615,7 @@ describe("model-based", () => {
             `${(seconds / Math.max(index, 1)).toFixed(2)} s a program)`,
         );
         console.log(`fuzz: ${refusalsLine(chaosTotals)}`);
+        console.log(`fuzz: ${budgetStopsLine(chaosTotals)}`);
         // Violations by kind (the message with its numbers and names blurred), then each one.
         const kinds = new Map<string, number>();
         for (const v of violations) {

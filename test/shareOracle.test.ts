@@ -1,0 +1,183 @@
+/**
+ * The model test's start rules (test/shareOracle.ts `StartRules`) on views built by hand: each
+ * rule reports the case it exists for and stays quiet on its neighbours, so a model run that finds
+ * nothing found nothing because the pool kept the rules, not because the oracle cannot see. No
+ * backend: a view is rows, a clock and the loop's "started" lines.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  CLEARLY_DUE_MS,
+  IDLE_SLOT_LIMIT_MS,
+  KeyShares,
+  StartRules,
+  type PoolView,
+  type RuleJob,
+  type RuleRow,
+} from "./shareOracle.js";
+
+const T0 = 1_000_000;
+
+const pending = (id: string, key?: string): RuleRow => ({
+  _id: id,
+  ...(key === undefined ? {} : { key }),
+  attempts: 0,
+  state: { kind: "pending" },
+});
+const running = (id: string, startedAt: number, key?: string): RuleRow => ({
+  _id: id,
+  ...(key === undefined ? {} : { key }),
+  attempts: 0,
+  state: { kind: "running", startedAt },
+});
+const dueJob = (id: string, dueAt = T0 - 2 * CLEARLY_DUE_MS): RuleJob => ({
+  id,
+  kind: "action",
+  dueAt,
+  canceled: false,
+});
+
+/** A view at `now` with the defaults of a plain program: nothing paused, no rate limit. */
+const viewAt = (now: number, rows: RuleRow[], more: Partial<PoolView> = {}): PoolView => ({
+  now,
+  rows,
+  maxParallelism: 2,
+  paused: false,
+  rateLimited: false,
+  pausedKeys: new Set(),
+  keyLimit: () => 2,
+  started: [],
+  ...more,
+});
+
+/** Looks every 100 ms from T0 for `ms`, the same rows each time; the rules broken at any look. */
+function lookThroughout(rules: StartRules, rows: RuleRow[], ms: number, more = {}) {
+  const broken: string[] = [];
+  for (let at = T0; at <= T0 + ms; at += 100) broken.push(...rules.look(viewAt(at, rows, more)));
+  return broken;
+}
+
+describe("no slot idle while a due job could start", () => {
+  it("reports a due job waiting beside a free slot throughout the limit", () => {
+    const rules = new StartRules(new KeyShares(), () => [dueJob("j")]);
+    const broken = lookThroughout(
+      rules,
+      [running("r", T0 - 100), pending("j")],
+      IDLE_SLOT_LIMIT_MS + 100,
+    );
+    expect(broken[0]).toMatch(/^j \(due at .*\) waited 1500 ms with 1 of 2 slots taken/);
+  });
+
+  it("is quiet while every slot is taken, the pool is paused or a rate limit holds slots", () => {
+    const rows = [running("r1", T0 - 100), running("r2", T0 - 100), pending("j")];
+    const jobs = () => [dueJob("j")];
+    expect(lookThroughout(new StartRules(new KeyShares(), jobs), rows, 3_000)).toEqual([]);
+    const two = [running("r", T0 - 100), pending("j")];
+    for (const more of [{ paused: true }, { rateLimited: true }]) {
+      expect(lookThroughout(new StartRules(new KeyShares(), jobs), two, 3_000, more)).toEqual([]);
+    }
+  });
+
+  it("is quiet when the job's key may not start: paused, at its parallelism, or rate-limited", () => {
+    const jobs = () => [dueJob("j")];
+    const rows = [running("r", T0 - 100, "A"), pending("j", "A")];
+    const atLimit = { keyLimit: () => 1 };
+    expect(lookThroughout(new StartRules(new KeyShares(), jobs), rows, 3_000, atLimit)).toEqual([]);
+    const paused = { pausedKeys: new Set(["A"]) };
+    expect(lookThroughout(new StartRules(new KeyShares(), jobs), rows, 3_000, paused)).toEqual([]);
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyRateLimit", key: "A", rateLimit: { starts: 1, periodMs: 500 } }, 0);
+    expect(lookThroughout(new StartRules(shares, jobs), rows, 3_000)).toEqual([]);
+  });
+
+  it("does not count across a gap in the looks or an operation (reset)", () => {
+    const rules = new StartRules(new KeyShares(), () => [dueJob("j")]);
+    const rows = [running("r", T0 - 100), pending("j")];
+    const broken: string[] = [];
+    for (let at = T0; at <= T0 + 3_000; at += 100) {
+      if (at % 1_000 === 0) rules.reset();
+      broken.push(...rules.look(viewAt(at, rows)));
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("leaves a job alone until it has been due for CLEARLY_DUE_MS", () => {
+    const rules = new StartRules(new KeyShares(), () => [dueJob("j", T0 + 1_000)]);
+    const broken = lookThroughout(rules, [running("r", T0 - 100), pending("j")], 2_900);
+    expect(broken).toEqual([]);
+  });
+});
+
+describe("a reserve is never passed over", () => {
+  /** Key A below its reserve of 1 with a job due; `starter` takes a first start between two looks. */
+  function passOver(starter: RuleRow, also: RuleRow[] = []) {
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 1 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1")]);
+    const before = [pending("a1", "A"), { ...starter, state: { kind: "pending" as const } }];
+    const started = [{ at: T0 + 50, workId: starter._id }];
+    rules.look(viewAt(T0, [...before, ...also]));
+    return rules.look(viewAt(T0 + 100, [pending("a1", "A"), starter, ...also], { started }));
+  }
+
+  it("reports a first start without a key while a key waits below its reserve", () => {
+    expect(passOver(running("u", T0 + 50))).toEqual([
+      expect.stringMatching(/^A ran 0 of its reserve 1 with a1 due, but u of no key started first/),
+    ]);
+  });
+
+  it("reports a first start of another key at its reserve (0)", () => {
+    expect(passOver(running("b", T0 + 50, "B"))).toHaveLength(1);
+  });
+
+  it("is quiet when the waiting key got a start in the same window", () => {
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 2 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1"), dueJob("a2")]);
+    rules.look(viewAt(T0, [pending("a1", "A"), pending("a2", "A"), pending("u")]));
+    const started = [
+      { at: T0 + 50, workId: "a1" },
+      { at: T0 + 50, workId: "u" },
+    ];
+    const after = [running("a1", T0 + 50, "A"), pending("a2", "A"), running("u", T0 + 50)];
+    expect(rules.look(viewAt(T0 + 100, after, { started }))).toEqual([]);
+  });
+
+  it("is quiet when the starter's key was itself below its reserve", () => {
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 1 } }, 0);
+    shares.apply({ op: "setKeyShare", key: "B", share: { reserve: 1 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1"), dueJob("b1")]);
+    rules.look(viewAt(T0, [pending("a1", "A"), pending("b1", "B")]));
+    const started = [{ at: T0 + 50, workId: "b1" }];
+    const after = [pending("a1", "A"), running("b1", T0 + 50, "B")];
+    expect(rules.look(viewAt(T0 + 100, after, { started }))).toEqual([]);
+  });
+
+  it("is quiet when the waiting key is at its parallelism or paused", () => {
+    // A holds its only slot (parallelism 1), so its reserve of 2 is capped at 1 and met; or A,
+    // with room, is paused.
+    const holder = running("a0", T0 - 500, "A");
+    for (const more of [
+      { keyLimit: (key: string) => (key === "A" ? 1 : 2) },
+      { pausedKeys: new Set(["A"]) },
+    ]) {
+      const shares = new KeyShares();
+      shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 2 } }, 0);
+      const rules = new StartRules(shares, () => [dueJob("a1")]);
+      rules.look(viewAt(T0, [holder, pending("a1", "A"), pending("u")], more));
+      const started = [{ at: T0 + 50, workId: "u" }];
+      const after = [holder, pending("a1", "A"), running("u", T0 + 50)];
+      expect(rules.look(viewAt(T0 + 100, after, { ...more, started }))).toEqual([]);
+    }
+  });
+
+  it("is quiet for a retry's start (a job holding its key's slot follows its own rule)", () => {
+    const retry: RuleRow = { ...running("u", T0 + 50), attempts: 1 };
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 1 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1")]);
+    rules.look(viewAt(T0, [pending("a1", "A"), { ...pending("u"), attempts: 1 }]));
+    const started = [{ at: T0 + 50, workId: "u" }];
+    expect(rules.look(viewAt(T0 + 100, [pending("a1", "A"), retry], { started }))).toEqual([]);
+  });
+});
