@@ -99,4 +99,18 @@ describe("bench report of scenario 10 (schedules)", () => {
     expect(detail.text).toContain("**0 transactions**");
     expect(scheduleLine(schedules)).toContain("6,000 firings, 2.60 pool transactions each");
   });
+
+  it("gives its figures at a glance in the summary: per firing, and between times", () => {
+    const [without] = renderDocuments(fixtureRun());
+    expect(without.text).not.toContain("**Schedules**");
+    const [summary] = renderDocuments({ ...fixtureRun(), schedules });
+    expect(summary.text).toContain(
+      "- 100 schedules every 60 s for 60 min: 6,000 runs for 6,000 times; per firing 1.00 fire " +
+        "transaction (7.00 documents read, at most 9; 4.00 written) and 2.60 pool transactions",
+    );
+    expect(summary.text).toContain(
+      "- 10,000 schedules between their times: **0 transactions** and 0 documents read in 10 " +
+        "min; a fire among them reads at most 7 documents (at most 9 among 100).",
+    );
+  });
 });

@@ -14,6 +14,7 @@
  * Owns only this measurement and its result's shape; never sets a threshold (the bench's `it`
  * checks the run) and never renders (bench/report/schedules.ts does).
  */
+import { vi } from "vitest";
 import { api } from "./app/_generated/api.js";
 import { newBackend, warmUp } from "./harness.js";
 import { installFastTables } from "./fastTables.js";
@@ -130,6 +131,19 @@ export async function runScheduleBench(config: ScheduleBenchConfig): Promise<Sch
   await warmUp();
   const wallStart = performance.now();
 
+  try {
+    return await measureSchedules(config, wallStart);
+  } finally {
+    // Real time again: what runs after (the report's date, later scenarios) must not read the
+    // virtual clock.
+    vi.useRealTimers();
+  }
+}
+
+async function measureSchedules(
+  config: ScheduleBenchConfig,
+  wallStart: number,
+): Promise<ScheduleBenchResult> {
   // Firing.
   startVirtualClock();
   const firingBackend = newBackend("ours");

@@ -27,7 +27,7 @@ import { glanceKey, glanceTable } from "./headline.js";
 import { KEYS_HEADING, keysGlance, keysSection } from "./keys.js";
 import { compared, howMeasured, notShown, rerunning, runLine } from "./method.js";
 import { SCALE_HEADING, scaleSection } from "./scale.js";
-import { SCHEDULES_HEADING, schedulesSection } from "./schedules.js";
+import { SCHEDULES_HEADING, schedulesGlance, schedulesSection } from "./schedules.js";
 import { breakdown, scenarioTable } from "./tables.js";
 
 /** Where `npm run bench` writes the summary and the detail, from the repository's root. */
@@ -124,7 +124,7 @@ ${glanceTable(run)}
 
 ${correctness(run)}
 
-${keysGlance(run, toDetail)}${featuresGlance(run, toDetail)}${executorsGlance(run, toDetail)}${fairnessGlance(run, toDetail)}## In detail
+${keysGlance(run, toDetail)}${featuresGlance(run, toDetail)}${executorsGlance(run, toDetail)}${fairnessGlance(run, toDetail)}${schedulesGlance(run, toDetail)}## In detail
 
 Every figure of the run is in ${detail}, written with this file:
 
@@ -172,7 +172,7 @@ export function renderDocuments(run: BenchRun): Array<{ path: string; text: stri
 /** What `npm run bench` prints at the end. */
 export function renderConsole(run: BenchRun): string {
   const where = `"${WHERE_HEADING}" in ${DETAIL_PATH}`;
-  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${fairnessSection(run, 2)}${conflictsSection(run, 2)}${schedulesSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}${fairnessGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
+  return `\n${scenarioSections(run, "##")}\n\n${scaleSection(run, 2)}${keysSection(run, 2)}${featuresSection(run, 2)}${executorsSection(run, 2)}${fairnessSection(run, 2)}${conflictsSection(run, 2)}${schedulesSection(run, 2)}\n## At a glance\n\n${glanceKey(run, where)}\n\n${glanceTable(run)}\n\n${correctness(run)}\n\n${keysGlance(run, withinPage)}${featuresGlance(run, withinPage)}${executorsGlance(run, withinPage)}${fairnessGlance(run, withinPage)}${schedulesGlance(run, withinPage)}wall-clock: ${run.meta.wallSeconds.toFixed(1)} s\n`;
 }
 
 /** The line printed as each run ends. */

@@ -1,11 +1,11 @@
 /**
- * Scenario 10, schedules' cost (ours only; bench/schedules.ts measures it): its progress line and
- * its section of the detail, per firing and between times. Renders nothing for a run without it.
+ * Scenario 10, schedules' cost (ours only; bench/schedules.ts measures it): its progress line, its
+ * lines at a glance in the summary, and its section of the detail, per firing and between times. Renders nothing for a run without it.
  * It never measures and never sets a threshold (the bench's `it` checks the run).
  */
 import type { ScheduleBenchResult, TxSums } from "../schedules.js";
 import type { BenchRun } from "../results.js";
-import { fmt, table } from "./format.js";
+import { fmt, table, type SectionLink } from "./format.js";
 
 /** The section's heading (and anchor). */
 export const SCHEDULES_HEADING = "Schedules: cost per firing and between times (ours only)";
@@ -22,6 +22,27 @@ export function scheduleLine(r: ScheduleBenchResult): string {
     `reads, ${per(firing.fires.documentsWritten, firing.fires.transactions)} writes); ` +
     `${count(r.config.idle)} idle schedules: ${idle.window.transactions} transactions in ` +
     `${r.config.idleWindowMs / 60_000} min; ${fmt(r.wallSeconds, 1)} s\n`
+  );
+}
+
+/** The summary's lines at a glance (`link` to the detail's section), or "" without scenario 10. */
+export function schedulesGlance(run: BenchRun, link: SectionLink): string {
+  const r = run.schedules;
+  if (r === undefined) return "";
+  const { config, firing, idle } = r;
+  const fire = (n: number) => per(n, firing.fires.transactions);
+  return (
+    `**Schedules** (ours only: the peer has none; see ${link("Schedules", SCHEDULES_HEADING)}):\n\n` +
+    `- ${config.firing} schedules every ${config.everyMs / 1000} s for ${config.durationMs / 60_000} ` +
+    `min: ${count(firing.enqueued)} runs for ${count(firing.times)} times; per firing ` +
+    `${per(firing.fires.transactions, firing.times)} fire transaction (${fire(firing.fires.documentsRead)} ` +
+    `documents read, at most ${firing.fires.maxDocumentsRead}; ${fire(firing.fires.documentsWritten)} ` +
+    `written) and ${per(firing.pool.transactions, firing.times)} pool transactions in all.\n` +
+    `- ${count(config.idle)} schedules between their times: **${idle.window.transactions} ` +
+    `transactions** and ${count(idle.window.documentsRead)} documents read in ` +
+    `${config.idleWindowMs / 60_000} min; a fire among them reads at most ` +
+    `${idle.probeFires.maxDocumentsRead} documents (at most ${firing.fires.maxDocumentsRead} among ` +
+    `${config.firing}).\n\n`
   );
 }
 
