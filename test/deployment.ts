@@ -334,6 +334,35 @@ function installHooks() {
   };
 }
 
+/** A scheduled function's start delay from two uniform draws `r` (which band) and `u` (where in
+ * it): half on time; of the rest most within 100 ms, some within a second, a few later; never
+ * past `maxMs`. */
+export function startDelayOf(r: number, u: number, maxMs: number): number {
+  if (maxMs <= 0) return 0;
+  const ms = r < 0.5 ? 0 : r < 0.85 ? u * 100 : r < 0.98 ? 100 + u * 900 : 1_000 + u * 4_000;
+  return Math.min(maxMs, Math.floor(ms));
+}
+
+/** The mean of startDelayOf over its draws (a midpoint sum over a fine grid: the bands are
+ * piecewise linear, so this is exact to well under a millisecond). */
+export function meanStartDelayMs(maxMs: number): number {
+  const steps = 1_000;
+  // Each band's weight, and a draw of `r` inside it.
+  const bands: Array<[weight: number, r: number]> = [
+    [0.5, 0.25],
+    [0.35, 0.675],
+    [0.13, 0.915],
+    [0.02, 0.99],
+  ];
+  let mean = 0;
+  for (const [weight, r] of bands) {
+    let sum = 0;
+    for (let i = 0; i < steps; i++) sum += startDelayOf(r, (i + 0.5) / steps, maxMs);
+    mean += (weight * sum) / steps;
+  }
+  return mean;
+}
+
 export class Deployment {
   readonly seed: number;
   readonly component: string;
@@ -778,11 +807,17 @@ export class Deployment {
 
   /** Half start on time; of the rest most within 100 ms, some within a second, a few later. */
   private startDelayMs(): number {
+    // (No draws when every function starts on time: the backend's other draws stay as they were.)
     if (this.maxStartDelayMs <= 0) return 0;
     const r = this.delays();
-    const u = this.delays();
-    const ms = r < 0.5 ? 0 : r < 0.85 ? u * 100 : r < 0.98 ? 100 + u * 900 : 1_000 + u * 4_000;
-    return Math.min(this.maxStartDelayMs, Math.floor(ms));
+    return startDelayOf(r, this.delays(), this.maxStartDelayMs);
+  }
+
+  /** How late a scheduled function starts on average here (startDelayOf's mean): a loop held by
+   * a rate limit is woken by one scheduled pass per period, so each period lasts this much longer
+   * on average than the limit's own. */
+  get meanStartDelayMs(): number {
+    return meanStartDelayMs(this.maxStartDelayMs);
   }
 
   /** The name a fault knows an action by ("worker", or its name in `actions`), if it is one of
