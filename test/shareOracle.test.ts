@@ -171,6 +171,18 @@ describe("a reserve is never passed over", () => {
     }
   });
 
+  it("is quiet for a key whose next job in order holds its slot (its level is that job's)", () => {
+    const holder: RuleRow = { ...pending("a0", "A"), snoozes: 1 };
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 2 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1")]);
+    const more = { keyLimit: () => 3 };
+    rules.look(viewAt(T0, [holder, pending("a1", "A"), pending("u")], more));
+    const started = [{ at: T0 + 50, workId: "u" }];
+    const after = [holder, pending("a1", "A"), running("u", T0 + 50)];
+    expect(rules.look(viewAt(T0 + 100, after, { ...more, started }))).toEqual([]);
+  });
+
   it("is quiet for a retry's start (a job holding its key's slot follows its own rule)", () => {
     const retry: RuleRow = { ...running("u", T0 + 50), attempts: 1 };
     const shares = new KeyShares();

@@ -165,6 +165,9 @@ type Look = { at: number; rows: Map<string, RuleRow>; startedSeen: number };
 const levelOf = (row: RuleRow) => (row.priority === "high" ? 0 : row.priority === "low" ? 2 : 1);
 const firstStartPending = (row: RuleRow | undefined) =>
   row !== undefined && row.state.kind === "pending" && row.attempts === 0 && !row.snoozes;
+/** Whether a job of `key` waits holding its slot (pending after an attempt or a snooze). */
+const hasHolderWaiting = (key: string, rows: Map<string, RuleRow>) =>
+  [...rows.values()].some((r) => r.key === key && r.state.kind === "pending" && holdsSlot(r));
 const holdsSlot = (row: RuleRow) =>
   row.state.kind === "running" ||
   (row.state.kind === "pending" && (row.attempts > 0 || (row.snoozes ?? 0) > 0));
@@ -180,7 +183,8 @@ const holdsSlot = (row: RuleRow) =>
  *   job clearly due, whose key may start, never waits while fewer than maxParallelism run,
  *   throughout IDLE_SLOT_LIMIT_MS.
  * Only first starts are judged (a retry or a snooze holds its key's slot and follows its own
- * rule), and only jobs the model enqueued itself and knows the due time of; executor tasks are
+ * rule; a key with one waiting is at that job's level, its next in order, and is not judged), and
+ * only jobs the model enqueued itself and knows the due time of; executor tasks are
  * left out of the idle rule (an executor's own capacity may hold a task back).
  */
 export class StartRules {
@@ -266,6 +270,9 @@ export class StartRules {
     for (const { job, row } of due) {
       const key = row.key;
       if (key === undefined || job.kind === "task" || startedKeys.has(key)) continue;
+      // A key whose next job in order is one holding its slot (a retry or a snooze, first in its
+      // queue) is at that job's level, under the holder rule: not judged here.
+      if (hasHolderWaiting(key, prev.rows)) continue;
       const reserve = this.reserveInEffect(key, view);
       const runningNow = running(key, prev.rows).length;
       if (runningNow >= reserve || !this.keyMayStart(key, prev.rows.values(), view)) continue;
