@@ -2562,6 +2562,15 @@ const CHAOS_REPLAYS: Array<{
     features: true,
     what: "5,000 keys paused, then 5,300 jobs at 2 starts a second, each period a late wake-up longer (the model's window)",
   },
+  {
+    seed: 2026120102,
+    path: "1259",
+    taskWeight: 1,
+    heavy: true,
+    operator: true,
+    features: true,
+    what: "a group's member whose deliverer failed at commit: its callback retried in a newer row, and the group's callback must still wait for it (pool)",
+  },
 ];
 
 const rateLimitArb = () =>

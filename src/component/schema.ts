@@ -511,7 +511,13 @@ export default defineSchema({
     /** For a row the delivery check split in part (its pass's budget ran out, passBudget.ts): how
      * many of its callbacks went to rows of their own, so that the next split's tokens go on. */
     splitFrom: v.optional(v.number()),
-  }).index("by_token", ["token"]),
+    /** On a row made from an earlier one (a continuation, a split, a retry): when the first row of
+     * its callbacks was written (that row's `since`, else its creation time). A group's callback
+     * waits for every row of callbacks from before the group was done, rewritten or not. */
+    since: v.optional(v.number()),
+  })
+    .index("by_token", ["token"])
+    .index("by_since", ["since"]),
 
   /**
    * onComplete callbacks that could not be delivered: one row (the singleton), a running count and

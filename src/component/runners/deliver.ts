@@ -120,6 +120,7 @@ async function insertDelivery(
   items: DeliveryItem[],
   solo: boolean,
   attempts?: number,
+  from?: Doc<"deliveries">,
 ): Promise<void> {
   const scheduledId = await ctx.scheduler.runAfter(0, internal.runners.deliver.deliver, { token });
   const fnHandle = items[0]?.fnHandle;
@@ -132,6 +133,7 @@ async function insertDelivery(
     solo,
     scheduledId,
     attempts,
+    ...(from === undefined ? {} : { since: from.since ?? from._creationTime }),
   });
 }
 
@@ -266,7 +268,7 @@ export const deliver = internalMutation({
     const items = itemsOf(row);
     for (const [i, item] of items.entries()) {
       if (i > 0 && batchBudgetSpent(await ctx.meta.getTransactionMetrics())) {
-        await insertDelivery(ctx, `${token}+`, items.slice(i), false);
+        await insertDelivery(ctx, `${token}+`, items.slice(i), false, undefined, row);
         break;
       }
       const { outcome, error } = await deliverItem(ctx, item, row.solo, log);
@@ -274,7 +276,7 @@ export const deliver = internalMutation({
       if (outcome === "failed") failures.push({ workId: item.workId, error: error ?? "" });
     }
     for (const [i, item] of isolate.entries()) {
-      await insertDelivery(ctx, `${token}/${i}`, [item], true);
+      await insertDelivery(ctx, `${token}/${i}`, [item], true, undefined, row);
     }
     await recordDeliveryFailures(ctx, failures);
     return null;
@@ -327,7 +329,7 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       if (rest.length === 0) await ctx.db.delete("deliveries", row._id);
       else await ctx.db.patch("deliveries", row._id, { items: rest, splitFrom: offset + room });
       for (const [i, item] of split.entries()) {
-        await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true);
+        await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true, undefined, row);
       }
       if (rest.length > 0) {
         noteBudgetStop(pass, "deliveryCheck", "functionsScheduled");
@@ -343,7 +345,7 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       // Its own transaction failed: that may pass (Convex gives up on a transaction that keeps
       // meeting others), so it is tried again before the callback counts as failed.
       pass.log.warn("deliveryRetried", { workId: item.workId, attempt: attempts, why });
-      await insertDelivery(ctx, `${row.token}+`, [item], true, attempts + 1);
+      await insertDelivery(ctx, `${row.token}+`, [item], true, attempts + 1, row);
       continue;
     }
     if (item.fnHandle !== undefined) {
