@@ -286,7 +286,8 @@ export default defineSchema({
   keyReady: defineTable({
     key: v.string(),
     runAt: v.number(),
-    /** The head's priority ("normal" unset; a slot-holding retry counts as "high"). */
+    /** The head's priority ("normal" unset): a slot-holding retry or snooze heads its key's queue
+     * at its own priority, so the key is listed at that level. */
     priority: vStoredPriority,
     /** Under fair share (section 13): 0 while the key runs fewer attempts than its reserve, else 1;
      * unset on a hint (`setKeyParallelism`, `resume`) the loop has not placed yet. */
