@@ -183,6 +183,15 @@ describe("a reserve is never passed over", () => {
     expect(rules.look(viewAt(T0 + 100, after, { ...more, started }))).toEqual([]);
   });
 
+  it("is quiet for a window with an executor task running (its reports are not seen)", () => {
+    const task: RuleRow = {
+      ...running("t", T0 - 500, "B"),
+      state: { kind: "running", startedAt: T0 - 500, executorId: "e1" },
+    };
+    expect(passOver(running("u", T0 + 50), [task])).toEqual([]);
+    expect(passOver(running("u", T0 + 50), [running("r", T0 - 500, "B")])).toHaveLength(1);
+  });
+
   it("is quiet for a retry's start (a job holding its key's slot follows its own rule)", () => {
     const retry: RuleRow = { ...running("u", T0 + 50), attempts: 1 };
     const shares = new KeyShares();
