@@ -119,8 +119,7 @@ async function insertDelivery(
   token: string,
   items: DeliveryItem[],
   solo: boolean,
-  attempts?: number,
-  from?: Doc<"deliveries">,
+  { attempts, from }: { attempts?: number; from?: Doc<"deliveries"> } = {},
 ): Promise<void> {
   const scheduledId = await ctx.scheduler.runAfter(0, internal.runners.deliver.deliver, { token });
   const fnHandle = items[0]?.fnHandle;
@@ -268,7 +267,7 @@ export const deliver = internalMutation({
     const items = itemsOf(row);
     for (const [i, item] of items.entries()) {
       if (i > 0 && batchBudgetSpent(await ctx.meta.getTransactionMetrics())) {
-        await insertDelivery(ctx, `${token}+`, items.slice(i), false, undefined, row);
+        await insertDelivery(ctx, `${token}+`, items.slice(i), false, { from: row });
         break;
       }
       const { outcome, error } = await deliverItem(ctx, item, row.solo, log);
@@ -276,7 +275,7 @@ export const deliver = internalMutation({
       if (outcome === "failed") failures.push({ workId: item.workId, error: error ?? "" });
     }
     for (const [i, item] of isolate.entries()) {
-      await insertDelivery(ctx, `${token}/${i}`, [item], true, undefined, row);
+      await insertDelivery(ctx, `${token}/${i}`, [item], true, { from: row });
     }
     await recordDeliveryFailures(ctx, failures);
     return null;
@@ -329,7 +328,7 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       if (rest.length === 0) await ctx.db.delete("deliveries", row._id);
       else await ctx.db.patch("deliveries", row._id, { items: rest, splitFrom: offset + room });
       for (const [i, item] of split.entries()) {
-        await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true, undefined, row);
+        await insertDelivery(ctx, `${row.token}/${offset + i}`, [item], true, { from: row });
       }
       if (rest.length > 0) {
         noteBudgetStop(pass, "deliveryCheck", "functionsScheduled");
@@ -345,7 +344,10 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       // Its own transaction failed: that may pass (Convex gives up on a transaction that keeps
       // meeting others), so it is tried again before the callback counts as failed.
       pass.log.warn("deliveryRetried", { workId: item.workId, attempt: attempts, why });
-      await insertDelivery(ctx, `${row.token}+`, [item], true, attempts + 1, row);
+      await insertDelivery(ctx, `${row.token}+`, [item], true, {
+        attempts: attempts + 1,
+        from: row,
+      });
       continue;
     }
     if (item.fnHandle !== undefined) {
@@ -353,7 +355,9 @@ export async function checkDeliveries(pass: Pass): Promise<void> {
       failures.push({ workId: item.workId, error: why });
     }
     if (item.cleanup) {
-      await insertDelivery(ctx, `${row.token}!`, [{ ...item, fnHandle: undefined }], true);
+      await insertDelivery(ctx, `${row.token}!`, [{ ...item, fnHandle: undefined }], true, {
+        from: row,
+      });
     }
   }
   await recordDeliveryFailures(ctx, failures);
