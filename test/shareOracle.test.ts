@@ -183,13 +183,34 @@ describe("a reserve is never passed over", () => {
     expect(rules.look(viewAt(T0 + 100, after, { ...more, started }))).toEqual([]);
   });
 
-  it("is quiet for a window with an executor task running (its reports are not seen)", () => {
+  it("judges a window with an executor task running like any other", () => {
     const task: RuleRow = {
       ...running("t", T0 - 500, "B"),
       state: { kind: "running", startedAt: T0 - 500, executorId: "e1" },
     };
-    expect(passOver(running("u", T0 + 50), [task])).toEqual([]);
-    expect(passOver(running("u", T0 + 50), [running("r", T0 - 500, "B")])).toHaveLength(1);
+    expect(passOver(running("u", T0 + 50), [task])).toHaveLength(1);
+  });
+
+  it("is quiet when the starter's attempt at its reserve ended between the looks", () => {
+    // B's reserve of 1 is met by b0 at the first look; b0 ends (its row keeps the start's time)
+    // and frees B's only slot, so B is below its reserve again when b1 starts: B and A take turns.
+    const shares = new KeyShares();
+    shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 1 } }, 0);
+    shares.apply({ op: "setKeyShare", key: "B", share: { reserve: 1 } }, 0);
+    const rules = new StartRules(shares, () => [dueJob("a1"), dueJob("b1")]);
+    const more = { keyLimit: () => 1 };
+    const b0 = running("b0", T0 - 500, "B");
+    rules.look(viewAt(T0, [pending("a1", "A"), b0, pending("b1", "B")], more));
+    const ended: RuleRow = { ...b0, attempts: 1, state: { kind: "finished", startedAt: T0 - 500 } };
+    const after = [pending("a1", "A"), ended, running("b1", T0 + 50, "B")];
+    const started = [{ at: T0 + 50, workId: "b1" }];
+    expect(rules.look(viewAt(T0 + 100, after, { ...more, started }))).toEqual([]);
+    // With b0 still running at the second look, B was at its reserve throughout: passed over.
+    const rules2 = new StartRules(shares, () => [dueJob("a1"), dueJob("b1")]);
+    const two = { keyLimit: () => 2 };
+    rules2.look(viewAt(T0, [pending("a1", "A"), b0, pending("b1", "B")], two));
+    const still = [pending("a1", "A"), b0, running("b1", T0 + 50, "B")];
+    expect(rules2.look(viewAt(T0 + 100, still, { ...two, started }))).toHaveLength(1);
   });
 
   it("is quiet for a retry's start (a job holding its key's slot follows its own rule)", () => {

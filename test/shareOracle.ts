@@ -188,8 +188,7 @@ const holdsSlot = (row: RuleRow) =>
  *   job clearly due, whose key may start, never waits while fewer than maxParallelism run,
  *   throughout IDLE_SLOT_LIMIT_MS.
  * Only first starts are judged (a retry or a snooze holds its key's slot and follows its own
- * rule; a key with one waiting is at that job's level, its next in order, and is not judged; nor
- * is a window with an executor task running, whose reports free and fill slots between looks),
+ * rule; a key with one waiting is at that job's level, its next in order, and is not judged),
  * and only jobs the model enqueued itself and knows the due time of; executor tasks are
  * left out of the idle rule (an executor's own capacity may hold a task back).
  */
@@ -264,14 +263,6 @@ export class StartRules {
     if (view.paused) return [];
     const window = view.started.slice(prev.startedSeen);
     if (window.length === 0) return [];
-    // Executors take tasks in hand-overs sized to their room and report several outcomes at once,
-    // which the rows alone do not show: no window with a task running is judged. (Seed 4242,
-    // program 256: a key's task looked running at both looks, yet the key's next job started
-    // while another key waited below its reserve; not diagnosed further: left for the executors'
-    // own account to settle.)
-    const withTask = (of: Map<string, RuleRow>) =>
-      [...of.values()].some((r) => r.state.kind === "running" && r.state.executorId !== undefined);
-    if (withTask(prev.rows) || withTask(rows)) return [];
     const startedKeys = new Set(
       window.map((e) => (e.workId === undefined ? undefined : rows.get(e.workId)?.key)),
     );
@@ -304,12 +295,15 @@ export class StartRules {
       if (before !== undefined && !firstStartPending(before)) continue;
       this.counts.startsJudged++;
       // The starter's key was at or above its reserve throughout: as many of its attempts ran at
-      // both looks (the same attempt) as its reserve.
+      // both looks (the same attempt, still running: a finished row keeps its last start's time,
+      // and an attempt that ended between the looks may have freed the key's slot before this
+      // start) as its reserve.
       const reserve = this.reserveInEffect(row.key, view);
       if (reserve > 0) {
-        const still = running(row.key!, prev.rows).filter(
-          (r) => rows.get(r._id)?.state.startedAt === r.state.startedAt,
-        ).length;
+        const still = running(row.key!, prev.rows).filter((r) => {
+          const now = rows.get(r._id)?.state;
+          return now?.kind === "running" && now.startedAt === r.state.startedAt;
+        }).length;
         if (still < reserve) continue;
       }
       for (const [key, w] of waiting) {
