@@ -173,20 +173,46 @@ export function isNonRetryableError(error: unknown): boolean {
 
 const encoder = new TextEncoder();
 
+/** The UTF-8 length of `text` as TextEncoder would encode it (a lone surrogate becomes U+FFFD, 3
+ * bytes), counted without encoding it: a failed attempt's message may be a megabyte. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (
+      unit >= 0xd800 &&
+      unit <= 0xdbff &&
+      i + 1 < text.length &&
+      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+    ) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 /**
- * `message` cut to `maxBytes` (default MAX_ERROR_MESSAGE_BYTES) of UTF-8, note included: the start is kept (on a
- * character boundary) and the note says how many bytes were cut. Shorter messages are unchanged.
+ * `message` cut to `maxBytes` (default MAX_ERROR_MESSAGE_BYTES) of UTF-8, note included: the start
+ * is kept (on a character boundary) and the note says how many bytes were cut. Shorter messages
+ * are unchanged. Only the part kept is encoded (a UTF-16 unit is at least one byte, so the first
+ * `maxBytes + 1` units hold every byte of it, whole characters up to the cut).
  */
 export function capErrorMessage(message: string, maxBytes = MAX_ERROR_MESSAGE_BYTES): string {
-  const bytes = encoder.encode(message);
-  if (bytes.length <= maxBytes) return message;
-  const note = (cut: number) => ` … [workpool: ${cut} of ${bytes.length} bytes cut]`;
+  // At most 3 bytes a UTF-16 unit: short enough whatever it holds.
+  if (message.length * 3 <= maxBytes) return message;
+  const total = utf8Length(message);
+  if (total <= maxBytes) return message;
+  const note = (cut: number) => ` … [workpool: ${cut} of ${total} bytes cut]`;
   // The note's length depends on the number it shows; the longest it can be bounds the cut.
-  let keep = maxBytes - encoder.encode(note(bytes.length)).length;
+  let keep = maxBytes - utf8Length(note(total));
+  const bytes = encoder.encode(message.slice(0, maxBytes + 1));
   // Back up to the start of a character: UTF-8 continuation bytes are 10xxxxxx.
   while (keep > 0 && (bytes[keep] & 0xc0) === 0x80) keep--;
   const start = new TextDecoder().decode(bytes.subarray(0, keep));
-  return start + note(bytes.length - keep);
+  return start + note(total - keep);
 }
 
 /** The message to store for a failed attempt, cut to MAX_ERROR_MESSAGE_BYTES. */
