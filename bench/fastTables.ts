@@ -108,7 +108,105 @@ function addTo(buckets: Map<string, Set<string>>, key: string | undefined, id: s
   ids.add(id);
 }
 
+/**
+ * What each open write layer holds, by table, recorded as convex-test adds it (`_addWrite`, which
+ * a nested transaction's commit also goes through into its parent; a rolled-back layer is dropped
+ * with its entry): its ids, and, once a query narrows on a field, its ids by that field's value
+ * (kept up to date by every later write of the layer). A scan then finds what the open
+ * transaction wrote that may match without walking every id it wrote: a mutation enqueuing
+ * thousands of jobs one by one, each enqueue querying the tables it writes, made that quadratic.
+ */
+type LayerIndex = {
+  /** table → id → when the layer first wrote it (`writeClock`), for queries that snapshot. */
+  byTable: Map<string, Map<string, number>>;
+  /** table → field path → value key → ids whose version in this layer has that value. */
+  buckets: Map<string, Map<string, Map<string, Set<string>>>>;
+};
+const layerIndexes = new WeakMap<object, LayerIndex>();
+/** Counts writes, so that a query can ask what was written before it started. */
+let writeClock = 0;
+/** The write clock now: `isWritten(db, table, id, before)` is true only of writes up to it. */
+export const writeClockNow = () => writeClock;
+
+function layerIndexOf(layer: object): LayerIndex {
+  let index = layerIndexes.get(layer);
+  if (index === undefined) layerIndexes.set(layer, (index = { byTable: new Map(), buckets: new Map() }));
+  return index;
+}
+
+/** Records a write of `id` (now `value`, or null for a delete) in `layer`, whose own version
+ * before was `previous` (undefined if the layer had none). */
+function recordWrite(layer: Record<string, unknown>, id: string, previous: unknown, value: unknown) {
+  const index = layerIndexOf(layer);
+  const table = tableOfId(id) ?? "";
+  let ids = index.byTable.get(table);
+  if (ids === undefined) index.byTable.set(table, (ids = new Map()));
+  if (!ids.has(id)) ids.set(id, ++writeClock);
+  for (const [fieldPath, buckets] of index.buckets.get(table) ?? []) {
+    if (previous !== undefined && previous !== null) {
+      buckets.get(valueKey(fieldValue(previous, fieldPath)) ?? "")?.delete(id);
+    }
+    if (value !== null) addTo(buckets, valueKey(fieldValue(value, fieldPath)), id);
+  }
+}
+
+/** A layer's ids of `table` by the value at `fieldPath`, built on first use. */
+function layerBuckets(layer: Record<string, unknown>, table: string, fieldPath: string) {
+  const index = layerIndexOf(layer);
+  let byField = index.buckets.get(table);
+  if (byField === undefined) index.buckets.set(table, (byField = new Map()));
+  let buckets = byField.get(fieldPath);
+  if (buckets === undefined) {
+    byField.set(fieldPath, (buckets = new Map()));
+    for (const id of index.byTable.get(table)?.keys() ?? []) {
+      const doc = layer[id];
+      if (doc !== null) addTo(buckets, valueKey(fieldValue(doc, fieldPath)), id);
+    }
+  }
+  return buckets;
+}
+
+/** Whether the open transaction (any of its layers) wrote `id` of `table` (by the write clock's
+ * `before`, when given: a query answering as of its start). */
+export function isWritten(
+  db: Pick<Db, "_writes">,
+  table: string,
+  id: string,
+  before = Number.POSITIVE_INFINITY,
+): boolean {
+  for (const layer of db._writes) {
+    const at = layerIndexes.get(layer)?.byTable.get(table)?.get(id);
+    if (at !== undefined && at <= before) return true;
+  }
+  return false;
+}
+
+/**
+ * The ids the open transaction wrote in `table` that may match `equality` (a primitive value at a
+ * field path; all of them without one). A superset: a document whose version in a lower layer
+ * matches and whose newer version does not is among them, so a caller checks each as it stands.
+ */
+export function writtenIds(
+  db: Pick<Db, "_writes">,
+  table: string,
+  equality?: { fieldPath: string; key: string },
+): Set<string> {
+  const written = new Set<string>();
+  for (const layer of db._writes) {
+    const ids =
+      equality === undefined
+        ? layerIndexes.get(layer)?.byTable.get(table)?.keys()
+        : layerBuckets(layer as Record<string, unknown>, table, equality.fieldPath).get(equality.key);
+    if (ids !== undefined) for (const id of ids) written.add(id);
+  }
+  return written;
+}
+
 /** The equality a query source starts with, when it is on a primitive. */
+export function equalityOf(source: unknown): typeof narrowing {
+  return narrowingOf(source);
+}
+
 function narrowingOf(source: any): typeof narrowing {
   if (source?.type !== "IndexRange") return undefined;
   const first = source.range?.[0];
@@ -131,6 +229,14 @@ export function originalIterateDocs(proto: object): Iterate | undefined {
 export function patchDatabasePrototype(proto: any): void {
   if (originals.has(proto)) return;
   originals.set(proto, proto._iterateDocs);
+  const addWrite = proto._addWrite;
+  proto._addWrite = function (this: Db, id: string, value: unknown) {
+    const layer = this._writes[this._writes.length - 1];
+    const previous = layer?.[id];
+    const result = addWrite.call(this, id, value);
+    recordWrite(layer, id, previous, value);
+    return result;
+  };
   const commit = proto.commit;
   proto.commit = function (this: Db, ...args: unknown[]) {
     const last = this._writes.length === 1 ? this._writes[0] : undefined;
@@ -166,9 +272,7 @@ export function patchDatabasePrototype(proto: any): void {
         ? bucketsFor(this, tableName, narrow.fieldPath).get(narrow.key)
         : tables(this).get(tableName),
     );
-    for (const layer of this._writes) {
-      for (const id of Object.keys(layer)) if (tableOfId(id) === tableName) ids.add(id);
-    }
+    for (const id of writtenIds(this, tableName, narrow)) ids.add(id);
     for (const id of ids) {
       const document = this.get(tableName, id);
       if (document !== null) callback(document);
