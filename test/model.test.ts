@@ -75,6 +75,8 @@
  * `FUZZ_HEAVY=0` leaves heavy loads out, and `FUZZ_REPLAYS=1` (or the slow tier) replays the
  * programs in CHAOS_REPLAYS.
  */
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { anyApi } from "convex/server";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -2498,16 +2500,41 @@ function insertAt<O>(ops: O[], at: number, op: O): O[] {
  * A campaign in shards: `FUZZ_SHARD=k/N` runs programs (k-1)·FUZZ_RUNS to k·FUZZ_RUNS - 1 of the
  * seed (fast-check's path skips to the first), numbered as in one run, so that two processes at
  * once run one campaign of 2·FUZZ_RUNS programs and each violation's replay is the usual
- * `FUZZ_PATH=<program>`.
+ * `FUZZ_PATH=<program>`. With `FUZZ_CLAIMS=<directory>` (empty, the same for every shard) the
+ * shards instead take the campaign's N·FUZZ_RUNS programs in turn: each draws every program in
+ * order and runs the ones it claims first (an exclusive file per program in the directory), so a
+ * shard that drew the slow programs does not keep the campaign waiting while the other idles.
  */
 const SHARD = (() => {
   const shard = process.env.FUZZ_SHARD;
-  if (shard === undefined) return { first: 0, path: undefined, label: "" };
+  const claims = process.env.FUZZ_CLAIMS;
+  if (shard === undefined) {
+    if (claims !== undefined) throw new Error("FUZZ_CLAIMS needs FUZZ_SHARD=k/N");
+    return { first: 0, path: undefined, label: "", runs: CHAOS_RUNS, claims };
+  }
   const [k, of] = shard.split("/").map(Number);
   if (!(k >= 1 && k <= of)) throw new Error(`FUZZ_SHARD=${shard}: expected k/N with 1 ≤ k ≤ N`);
+  if (claims !== undefined) {
+    mkdirSync(claims, { recursive: true });
+    const label = ` (shard ${k} of ${of}, programs claimed in ${claims})`;
+    return { first: 0, path: undefined, label, runs: of * CHAOS_RUNS, claims };
+  }
   const first = (k - 1) * CHAOS_RUNS;
-  return { first, path: first > 0 ? String(first) : undefined, label: ` (shard ${k} of ${of})` };
+  const path = first > 0 ? String(first) : undefined;
+  return { first, path, label: ` (shard ${k} of ${of})`, runs: CHAOS_RUNS, claims };
 })();
+
+/** Whether this shard takes `program` (always, without FUZZ_CLAIMS): true for the first to ask. */
+function claim(program: number): boolean {
+  if (SHARD.claims === undefined) return true;
+  try {
+    closeSync(openSync(join(SHARD.claims, String(program)), "wx"));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+}
 
 /** Chaos programs that once broke an invariant, replayed one by one in the slow tier (and with
  * FUZZ_REPLAYS=1): the seed and path the campaign printed, the task weight of the scale it ran
@@ -2645,6 +2672,8 @@ describe("model-based", () => {
       const replay = process.env.FUZZ_PATH !== undefined;
       const violations: Array<{ index: number; message: string }> = [];
       let index = 0;
+      /** Programs this shard ran (all it drew, unless shards claim programs in turn). */
+      let ran = 0;
       const started = performance.now();
       console.log(`chaos run: seed ${SEED}${SHARD.label}`);
       // The per-table scan of convex-test's database (checked against the original in
@@ -2656,9 +2685,10 @@ describe("model-based", () => {
       // violations are not lost with it.
       const summarize = () => {
         const seconds = Math.round((performance.now() - started) / 1000);
+        const drawn = ran === index ? "" : ` of ${index} drawn`;
         console.log(
-          `fuzz: ${index} programs${SHARD.label}, ${violations.length} violations (${seconds} s, ` +
-            `${(seconds / Math.max(index, 1)).toFixed(2)} s a program)`,
+          `fuzz: ${ran} programs${drawn}${SHARD.label}, ${violations.length} violations ` +
+            `(${seconds} s, ${(seconds / Math.max(ran, 1)).toFixed(2)} s a program)`,
         );
         console.log(`fuzz: ${refusalsLine(chaosTotals)}`);
         console.log(`fuzz: ${budgetStopsLine(chaosTotals)}`);
@@ -2688,11 +2718,14 @@ describe("model-based", () => {
               chaosProgramOf(TASK_WEIGHT, true),
               async ({ ops, rateLimit, seed }) => {
                 const program = SHARD.first + index++;
+                if (!replay && !claim(program)) return;
+                ran++;
                 const t0 = performance.now();
-                if (index > 1 && (index - 1) % CHAOS_PROGRESS_EVERY === 0 && !replay) {
+                if (ran > 1 && (ran - 1) % CHAOS_PROGRESS_EVERY === 0 && !replay) {
                   const seconds = Math.round((performance.now() - started) / 1000);
                   console.log(
-                    `chaos run: ${index - 1} programs, ${violations.length} violations (${seconds} s)`,
+                    `chaos run: ${ran - 1} programs (up to ${program}), ` +
+                      `${violations.length} violations (${seconds} s)`,
                   );
                 }
                 if (NO_SHRINK)
@@ -2724,7 +2757,7 @@ describe("model-based", () => {
               },
             ),
           {
-            numRuns: CHAOS_RUNS,
+            numRuns: replay ? CHAOS_RUNS : SHARD.runs,
             seed: SEED,
             path: process.env.FUZZ_PATH ?? SHARD.path,
             verbose: 1,
