@@ -130,13 +130,19 @@ export const writeClockNow = () => writeClock;
 
 function layerIndexOf(layer: object): LayerIndex {
   let index = layerIndexes.get(layer);
-  if (index === undefined) layerIndexes.set(layer, (index = { byTable: new Map(), buckets: new Map() }));
+  if (index === undefined)
+    layerIndexes.set(layer, (index = { byTable: new Map(), buckets: new Map() }));
   return index;
 }
 
 /** Records a write of `id` (now `value`, or null for a delete) in `layer`, whose own version
  * before was `previous` (undefined if the layer had none). */
-function recordWrite(layer: Record<string, unknown>, id: string, previous: unknown, value: unknown) {
+function recordWrite(
+  layer: Record<string, unknown>,
+  id: string,
+  previous: unknown,
+  value: unknown,
+) {
   const index = layerIndexOf(layer);
   const table = tableOfId(id) ?? "";
   let ids = index.byTable.get(table);
@@ -196,7 +202,9 @@ export function writtenIds(
     const ids =
       equality === undefined
         ? layerIndexes.get(layer)?.byTable.get(table)?.keys()
-        : layerBuckets(layer as Record<string, unknown>, table, equality.fieldPath).get(equality.key);
+        : layerBuckets(layer as Record<string, unknown>, table, equality.fieldPath).get(
+            equality.key,
+          );
     if (ids !== undefined) for (const id of ids) written.add(id);
   }
   return written;

@@ -223,7 +223,8 @@ function lazyAnswer(db: Db, query: any): Generator<Doc> | undefined {
   const written: Array<{ key: unknown[]; doc: Doc }> = [];
   for (const id of writtenIds(db, table, equalityOf(source))) {
     const doc = db.get(table, id);
-    if (doc !== null && sideOf(doc, bounds) === 0) written.push({ key: keyOf(doc, sorted.fields), doc });
+    if (doc !== null && sideOf(doc, bounds) === 0)
+      written.push({ key: keyOf(doc, sorted.fields), doc });
   }
   written.sort((a, b) => compareKeys(a.key, b.key));
   if (desc) written.reverse();
