@@ -350,3 +350,52 @@ export const heavyDraw: fc.Arbitrary<{ load: HeavyLoad; at: number } | undefined
   { weight: HEAVY_LOAD_ONE_IN - 1, arbitrary: fc.constant(undefined) },
   { weight: 1, arbitrary: fc.record({ load: heavyLoad, at: fc.nat({ max: 11 }) }) },
 );
+
+/**
+ * Convex's per-transaction count limits, tightened for about one chaos program in
+ * TIGHT_LIMITS_ONE_IN so that a common program's loop passes meet them. At the real limits only
+ * thousands of jobs at once reach a count (the heavy loads above, and of those only the failed
+ * deliveries: every other stage takes batches of 100, sized to stay under the real limits), so
+ * the budget's stops at the start, hand-over, cancel, delivery, recovery and sweep stages were
+ * reached only by test/stageBudgets.test.ts's hand-made loads. Tightened, the budget (a share of
+ * the limits the platform reports) shrinks with them and every stage must stop within it and go
+ * on in the next pass, under the program's faults, with every invariant kept. The app's own
+ * mutations meet the same limits, so programs with a heavy load do not draw them, a bulk enqueue
+ * goes in several mutations under them (test/model.test.ts `bulkChunk`), and none is tighter
+ * than one operation of a program needs (an enqueue of a
+ * megabyte payload writes about 1 MiB; a cancelAll of a program's few dozen jobs writes a few
+ * rows each; the model's heaviest onComplete reads 700 rows or writes 400).
+ */
+export type TightLimits = Record<
+  | "functionsScheduled"
+  | "databaseQueries"
+  | "documentsRead"
+  | "documentsWritten"
+  | "bytesRead"
+  | "bytesWritten",
+  number
+>;
+/** One chaos program in this many draws tightened limits. */
+export const TIGHT_LIMITS_ONE_IN = 10;
+const MEBIBYTE = 1 << 20;
+export const tightLimits: fc.Arbitrary<TightLimits> = fc.record({
+  // Above what a deliverer keeps back for itself (DELIVERY_RESERVE: 52 schedules, 100 writes,
+  // 50 index ranges, 3 MiB read, 2 MiB written): the pool's reserves are sized against the real
+  // limits, so a limit below one would fail every callback, not test the budget.
+  functionsScheduled: fc.constantFrom(60, 120, 240),
+  // (A cancelAll marks 500 jobs a transaction, about 2 index ranges and 2 writes each.)
+  databaseQueries: fc.constantFrom(1_200, 2_400),
+  // Above what one onComplete of the model's heavy handlers does (700 reads, 400 writes) beside
+  // that reserve.
+  documentsRead: fc.constantFrom(3_000, 6_000),
+  documentsWritten: fc.constantFrom(1_200, 2_400),
+  // And room for a callback of a megabyte result.
+  bytesRead: fc.constantFrom(6 * MEBIBYTE, 8 * MEBIBYTE),
+  bytesWritten: fc.constantFrom(5 * MEBIBYTE, 8 * MEBIBYTE),
+});
+/** A program's tightened limits, if drawn (after everything else, so that a seed's programs stay
+ * what they were before: `fc.constant` draws nothing, so a replay that leaves them out holds). */
+export const tightLimitsDraw: fc.Arbitrary<TightLimits | undefined> = fc.oneof(
+  { weight: TIGHT_LIMITS_ONE_IN - 1, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: tightLimits },
+);

@@ -696,7 +696,12 @@ export class Deployment {
   /** A top-level transaction ended: the pool's failures and the loop's progress are recorded. */
   private ended(tx: Tx | undefined, committed: boolean, wrote: boolean): void {
     if (tx !== undefined) this.onTransactionEnd?.(tx.id, committed);
-    if (tx?.refusedBy !== undefined) this.stats.refusals[tx.refusedBy]++;
+    if (tx?.refusedBy !== undefined) {
+      this.stats.refusals[tx.refusedBy]++;
+      if (process.env.CHAOS_TRACE) {
+        process.stdout.write(`refused: ${tx.fn} by ${tx.refusedBy}: ${tx.lastError}\n`);
+      }
+    }
     if (tx === undefined || tx.type !== "mutation" || tx.component !== this.component) return;
     if (tx.fn === "custom" || tx.fn === "inline") return;
     this.stats.poolTransactions++;

@@ -134,6 +134,8 @@ import {
   STALL_LIMIT_MS,
   type Bulk,
   type Sizes,
+  tightLimitsDraw,
+  type TightLimits,
 } from "./chaosProgram.js";
 import {
   deploymentLike,
@@ -389,6 +391,12 @@ function behaviorOf(spec: JobSpec) {
 type Handler = "plain" | "heavyReads" | "heavyWrites" | "throws";
 /** Filler rows a heavy-reading handler reads (seeded once per program). */
 const HEAVY_READS = 700;
+/** Jobs per mutation of a bulk enqueue under tightened `limits`: an enqueue writes about 4 rows
+ * and reads about 5 index ranges, and the mutation keeps to an eighth of each. */
+const bulkChunk = (limits: TightLimits) =>
+  Math.max(1, Math.floor(Math.min(limits.documentsWritten / 32, limits.databaseQueries / 40)));
+/** Filler rows seeded per mutation under tightened limits (their fewest writes allowed is 600). */
+const FILLER_PER_MUTATION = 250;
 const HEAVY_CONTEXT: Record<Handler, object> = {
   plain: {},
   heavyReads: { reads: HEAVY_READS },
@@ -872,10 +880,10 @@ function budgetStopOfLine(line: string): string | undefined {
 }
 
 /** The draw a chaos program's refusals are counted under: its heavy load, else "bulk" if it
- * enqueued one, else "common". */
-const drawOf = (ops: Op[]) =>
+ * enqueued one, else "tightLimits" if its limits were tightened, else "common". */
+const drawOf = (ops: Op[], limits?: TightLimits) =>
   ops.find((o) => HEAVY_OPS.has(o.op))?.op ??
-  (ops.some((o) => o.op === "bulk") ? "bulk" : "common");
+  (ops.some((o) => o.op === "bulk") ? "bulk" : limits !== undefined ? "tightLimits" : "common");
 const HEAVY_OPS = new Set<string>([
   "failedDeliveries",
   "massCancel",
@@ -906,13 +914,17 @@ const lengthOf = (value: any): number =>
 /** Every module of the test app, loaded once (chaos programs: see runProgram). */
 let appLoaded: Promise<unknown[]> | undefined;
 
-async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: { seed: number }) {
+async function runProgram(
+  ops: Op[],
+  rateLimit: RateLimit | undefined,
+  chaos?: { seed: number; limits?: TightLimits },
+) {
   // One program's spies must not wrap the previous program's (they would nest without end), nor
   // keep anything alive: vitest keeps every spy, and restoring one clears neither what it recorded
   // nor its implementation (a closure over the whole program and its backend). Reset first.
   vi.resetAllMocks();
   vi.restoreAllMocks();
-  const t = setup();
+  const t = setup(undefined, chaos?.limits);
   // By job name, and names repeat from program to program.
   signals.clear();
   taskRuns.clear();
@@ -928,7 +940,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
   // their own, so that an over-budget pass is that program's violation, not the run's.
   if (chaos) startPassRecording();
   try {
-    await runOn(t, deployment, ops, rateLimit, tally);
+    await runOn(t, deployment, ops, rateLimit, tally, chaos?.limits);
     if (chaos) checkPassBudget(recordedPasses());
   } finally {
     if (chaos) startPassRecording();
@@ -943,7 +955,7 @@ async function runProgram(ops: Op[], rateLimit: RateLimit | undefined, chaos?: {
       tally.delayedSchedules += deployment.stats.delayedSchedules;
       tally.gcDeleted += deployment.stats.gcDeleted;
       tally.limitErrors += Object.values(deployment.stats.limitErrors).reduce((a, b) => a + b, 0);
-      const draw = drawOf(ops);
+      const draw = drawOf(ops, chaos?.limits);
       tally.programsByDraw[draw] = (tally.programsByDraw[draw] ?? 0) + 1;
       const byDraw = (tally.refusalsByDraw[draw] ??= {});
       for (const [limit, count] of Object.entries(deployment.stats.refusals) as Array<
@@ -962,9 +974,17 @@ async function runOn(
   ops: Op[],
   rateLimit: RateLimit | undefined,
   totals: Totals,
+  limits?: TightLimits,
 ) {
   const chaos = deployment !== undefined;
-  await t.mutation(anyApi.heavy.seedFiller, { n: HEAVY_READS });
+  // In mutations of FILLER_PER_MUTATION under tightened limits (one mutation otherwise, as
+  // programs were first run).
+  for (let seeded = 0; seeded < HEAVY_READS;) {
+    const n =
+      limits === undefined ? HEAVY_READS : Math.min(FILLER_PER_MUTATION, HEAVY_READS - seeded);
+    await t.mutation(anyApi.heavy.seedFiller, { n });
+    seeded += n;
+  }
   // What the loop did, at the time of the pass that did it (its DEBUG, INFO and WARN lines: a
   // job's final failure is a WARN "finished"): every attempt it started, every retry and every
   // finish.
@@ -1006,13 +1026,14 @@ async function runOn(
   // metric), counted once committed, in all and by the program's draw: which draws reach which
   // of Convex's limits, now that no transaction is refused by one.
   const heldStops = new Map<number, string[]>();
-  const draw = drawOf(ops);
+  const draw = drawOf(ops, limits);
   const countStop = (stop: string) => {
     totals.budgetStops[stop] = (totals.budgetStops[stop] ?? 0) + 1;
     const byDraw = (totals.budgetStopsByDraw[draw] ??= {});
     byDraw[stop] = (byDraw[stop] ?? 0) + 1;
   };
   const hear = (line: string) => {
+    if (process.env.CHAOS_TRACE_LOG) process.stdout.write(`log: ${line}\n`);
     const stop = budgetStopOfLine(line);
     if (stop !== undefined) {
       const tx = deployment?.currentTransaction;
@@ -1429,20 +1450,29 @@ async function runOn(
   const enqueueBulk = async (step: Bulk): Promise<string[]> => {
     const prefix = `b${n}-`;
     if (step.maxParallelism !== undefined) limit = step.maxParallelism;
-    const ids: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
-      kind: step.kind,
-      n: step.n,
-      prefix,
-      firstDelayMs: step.firstDelayMs,
-      spacingMs: step.spacingMs,
-      failWithBytes: step.failWithBytes,
-      returns: step.returns,
-      poolOptions: poolOptions(),
-      onComplete: step.withOnComplete ? plainHandler : undefined,
-      ...(step.poolKeyPrefix === undefined ? {} : { poolKeyPrefix: step.poolKeyPrefix }),
-      ...(step.fieldName === undefined ? {} : { fieldName: step.fieldName }),
-    });
-    const now = probe.enqueuedAt;
+    // One mutation, or under tightened limits several of bulkChunk(limits) jobs, each job's due
+    // time from its own mutation's time.
+    const ids: string[] = [];
+    const enqueuedAt: number[] = [];
+    const chunk = limits === undefined ? step.n : bulkChunk(limits);
+    for (let from = 0; from < step.n; from += chunk) {
+      const some: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
+        kind: step.kind,
+        n: Math.min(chunk, step.n - from),
+        ...(limits === undefined ? {} : { from }),
+        prefix,
+        firstDelayMs: step.firstDelayMs,
+        spacingMs: step.spacingMs,
+        failWithBytes: step.failWithBytes,
+        returns: step.returns,
+        poolOptions: poolOptions(),
+        onComplete: step.withOnComplete ? plainHandler : undefined,
+        ...(step.poolKeyPrefix === undefined ? {} : { poolKeyPrefix: step.poolKeyPrefix }),
+        ...(step.fieldName === undefined ? {} : { fieldName: step.fieldName }),
+      });
+      ids.push(...some);
+      enqueuedAt.push(...some.map(() => probe.enqueuedAt));
+    }
     const refused = step.fieldName?.where;
     ids.forEach((id, i) => {
       const key = `${prefix}${i}`;
@@ -1479,7 +1509,7 @@ async function runOn(
         canceled: false,
         killed: false,
         context: { key },
-        dueAt: now + step.firstDelayMs + i * step.spacingMs,
+        dueAt: enqueuedAt[i] + step.firstDelayMs + i * step.spacingMs,
         seq: n++,
       });
     });
@@ -2437,6 +2467,9 @@ async function assertWithinLimit<Ts extends [unknown, ...unknown[]]>(
 /** `FUZZ_HEAVY=0`: no heavy loads (the programs of a seed as before they existed, e.g. to compare
  * speed with a run of then). */
 const NO_HEAVY = process.env.FUZZ_HEAVY === "0";
+/** FUZZ_TIGHT=0 leaves tightened limits out of the draw (a seed's programs as campaigns before
+ * 2026-12-02 drew them, to replay what those campaigns found). */
+const TIGHT = process.env.FUZZ_TIGHT !== "0";
 
 /** The operator's maxParallelism set (or cleared) at one place of a chaos program without a heavy
  * load, in about one program in three: drawn after the rest, so that the programs of a seed found before it existed
@@ -2458,6 +2491,7 @@ const chaosProgramOf = (
   operator: boolean = heavy,
   withFeatureOps: boolean = operator,
   shares: boolean = true,
+  tight: boolean = true,
 ) =>
   fc
     .tuple(
@@ -2467,14 +2501,19 @@ const chaosProgramOf = (
       heavyDraw,
       operatorDraw,
       featureDraw,
+      // Drawn last; a replay of a program found before them draws nothing here.
+      tight ? tightLimitsDraw : fc.constant(undefined),
     )
-    .map(([drawn, rateLimit, seed, load, setting, featureOps]) => {
+    .map(([drawn, rateLimit, seed, load, setting, featureOps, drawnLimits]) => {
       // Schedules, waiting jobs and groups (drawn last: a replay of a program found before they
       // existed passes `withFeatureOps` false and runs as it did).
       const ops = withFeatureOps ? withFeatures(drawn, featureOps) : drawn;
+      // Tightened limits only where the app's own mutations stay within them: not beside a
+      // heavy load (its mutations are sized to the real limits); a bulk goes in several.
+      const limits = heavy && !NO_HEAVY && load !== undefined ? undefined : drawnLimits;
       const withHeavy =
         !heavy || NO_HEAVY || load === undefined
-          ? { ops, rateLimit, seed }
+          ? { ops, rateLimit, seed, limits }
           : {
               ops: insertAt(ops, load.at, load.load),
               // Failed deliveries meet the limits only if thousands of jobs finish while the
@@ -2482,6 +2521,7 @@ const chaosProgramOf = (
               // hour.
               rateLimit: load.load.op === "failedDeliveries" ? undefined : rateLimit,
               seed,
+              limits,
             };
       // Not beside a heavy load: a low operator's value would hold its thousands of jobs back
       // from the limits the load is drawn to meet.
@@ -2549,6 +2589,8 @@ const CHAOS_REPLAYS: Array<{
   /** Whether its campaign drew schedules, waiting jobs and groups, and keys' shares (none before
    * issues 38 to 40). */
   features?: boolean;
+  /** Whether its campaign drew tightened limits (none before 2026-12-02). */
+  tight?: boolean;
   what: string;
 }> = [
   {
@@ -2598,6 +2640,15 @@ const CHAOS_REPLAYS: Array<{
     features: true,
     what: "a group's member whose deliverer failed at commit: its callback retried in a newer row, and the group's callback must still wait for it (pool)",
   },
+  {
+    seed: 2026120201,
+    path: "433",
+    taskWeight: 1,
+    heavy: true,
+    operator: true,
+    features: true,
+    what: "a schedule's run created 47 rows into its millisecond (115.047 at 115 ms): within its catch-up window (the model's)",
+  },
 ];
 
 const rateLimitArb = () =>
@@ -2613,7 +2664,7 @@ describe("model-based", () => {
   describe.runIf(FULL_SCALE || process.env.FUZZ_REPLAYS === "1")("chaos replays", () => {
     it.each(CHAOS_REPLAYS)(
       "seed $seed, program $path: $what",
-      async ({ seed, path, taskWeight, heavy, operator, features }) => {
+      async ({ seed, path, taskWeight, heavy, operator, features, tight }) => {
         installFastTables();
         installIndexedRanges();
         let ran = 0;
@@ -2627,10 +2678,14 @@ describe("model-based", () => {
               operator ?? false,
               features ?? false,
               features ?? false,
+              tight ?? false,
             ),
             async (program) => {
               ran++;
-              await runProgram(program.ops, program.rateLimit, { seed: program.seed });
+              await runProgram(program.ops, program.rateLimit, {
+                seed: program.seed,
+                limits: program.limits,
+              });
             },
           ),
           { numRuns: 1, seed, path, endOnFailure: true },
@@ -2715,8 +2770,8 @@ describe("model-based", () => {
         await assertWithinLimit(
           (run) =>
             fc.asyncProperty(
-              chaosProgramOf(TASK_WEIGHT, true),
-              async ({ ops, rateLimit, seed }) => {
+              chaosProgramOf(TASK_WEIGHT, true, true, true, true, TIGHT),
+              async ({ ops, rateLimit, seed, limits }) => {
                 const program = SHARD.first + index++;
                 if (!replay && !claim(program)) return;
                 ran++;
@@ -2729,13 +2784,18 @@ describe("model-based", () => {
                   );
                 }
                 if (NO_SHRINK)
-                  console.log(`program ${program}:`, JSON.stringify({ ops, rateLimit, seed }));
+                  console.log(
+                    `program ${program}:`,
+                    JSON.stringify({ ops, rateLimit, seed, limits }),
+                  );
                 if (LIST_ONLY) {
-                  console.log(`program ${program}: ${opsLine(ops)}`);
+                  console.log(
+                    `program ${program}: ${opsLine(ops)}${limits ? " (tight limits)" : ""}`,
+                  );
                   return;
                 }
                 try {
-                  await run(() => runProgram(ops, rateLimit, { seed }));
+                  await run(() => runProgram(ops, rateLimit, { seed, limits }));
                   if (process.env.CHAOS_TRACE) {
                     const ms = Math.round(performance.now() - t0);
                     const c = chaosTotals;

@@ -260,6 +260,9 @@ export const enqueueSpread = mutationGeneric({
   args: {
     kind: vSpreadKind,
     n: v.number(),
+    /** The first job's index (a bulk enqueued in several mutations): job i is named, keyed and
+     * delayed as the i-th of one bulk. */
+    from: v.optional(v.number()),
     prefix: v.string(),
     firstDelayMs: v.number(),
     spacingMs: v.number(),
@@ -286,7 +289,8 @@ export const enqueueSpread = mutationGeneric({
     const named = args.fieldName;
     const pool = new Workpool(components.workpool, poolOptions ?? {});
     const ids: WorkId[] = [];
-    for (let i = 0; i < n; i++) {
+    const from = args.from ?? 0;
+    for (let i = from; i < from + n; i++) {
       const key = `${prefix}${i}`;
       const options = {
         runAfter: firstDelayMs + i * spacingMs,
