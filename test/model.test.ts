@@ -879,11 +879,11 @@ function budgetStopOfLine(line: string): string | undefined {
   return `${entry.budgetStop.stage}/${entry.budgetStop.metric}`;
 }
 
-/** The draw a chaos program's refusals are counted under: its heavy load, else "bulk" if it
- * enqueued one, else "tightLimits" if its limits were tightened, else "common". */
+/** The draw a chaos program's refusals are counted under: its heavy load, else "tightLimits" if
+ * its limits were tightened, else "bulk" if it enqueued one, else "common". */
 const drawOf = (ops: Op[], limits?: TightLimits) =>
   ops.find((o) => HEAVY_OPS.has(o.op))?.op ??
-  (ops.some((o) => o.op === "bulk") ? "bulk" : limits !== undefined ? "tightLimits" : "common");
+  (limits !== undefined ? "tightLimits" : ops.some((o) => o.op === "bulk") ? "bulk" : "common");
 const HEAVY_OPS = new Set<string>([
   "failedDeliveries",
   "massCancel",
@@ -2803,7 +2803,8 @@ describe("model-based", () => {
                     const heap = Math.round(process.memoryUsage().heapUsed / 2 ** 20);
                     console.log(
                       `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
-                        opsLine(ops),
+                        opsLine(ops) +
+                        (limits ? " (tight limits)" : ""),
                     );
                   }
                 } catch (error) {
