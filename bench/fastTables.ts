@@ -211,11 +211,7 @@ export function writtenIds(
 }
 
 /** The equality a query source starts with, when it is on a primitive. */
-export function equalityOf(source: unknown): typeof narrowing {
-  return narrowingOf(source);
-}
-
-function narrowingOf(source: any): typeof narrowing {
+export function equalityOf(source: any): typeof narrowing {
   if (source?.type !== "IndexRange") return undefined;
   const first = source.range?.[0];
   if (first?.type !== "Eq") return undefined;
@@ -266,7 +262,7 @@ export function patchDatabasePrototype(proto: any): void {
   };
   const resolve = proto._resolveQuerySource;
   proto._resolveQuerySource = function (this: Db, query: { source: unknown }) {
-    narrowing = narrowingOf(query.source);
+    narrowing = equalityOf(query.source);
     try {
       return resolve.call(this, query);
     } finally {

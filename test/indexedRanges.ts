@@ -47,9 +47,6 @@ const indexesOf = new WeakMap<Db, Map<string, SortedIndex>>();
 /** The documents the query being resolved may match (set only while `_resolveQuerySource`
  * runs, which is synchronous). */
 let candidates: { table: string; ids: string[] } | undefined;
-/** True while `_evaluateQuery` resolves its source: only there does a query's limit bound what
- * is read (pagination reads on from a cursor). */
-let evaluating = false;
 /** Off: every query walks the whole table (for the test that compares the two). */
 let enabled = true;
 const patched = new WeakSet<object>();
@@ -169,33 +166,24 @@ function candidatesOf(db: Db, query: any): typeof candidates {
   if (sorted === undefined) return undefined;
   const bounds = boundsOf(source.range ?? []);
   const { from, to } = rangeOf(db, sorted, bounds);
-  const operators: any[] = query.operators ?? [];
-  const limit = operators.find((op) => "limit" in op)?.limit;
-  const limited =
-    evaluating && typeof limit === "number" && !operators.some((op) => "filter" in op);
-  // With a limit and no filter, only the first (or last) `limit` the transaction did not write.
-  const want = limited ? limit : Number.POSITIVE_INFINITY;
   const committed: string[] = [];
-  const rows = sorted.rows;
-  if ((source.order ?? "asc") === "asc") {
-    for (let i = from; i < to && committed.length < want; i++) {
-      if (!isWritten(db, table, rows[i].id)) committed.push(rows[i].id);
-    }
-  } else {
-    for (let i = to - 1; i >= from && committed.length < want; i--) {
-      if (!isWritten(db, table, rows[i].id)) committed.push(rows[i].id);
-    }
-    committed.reverse();
+  for (let i = from; i < to; i++) {
+    if (!isWritten(db, table, sorted.rows[i].id)) committed.push(sorted.rows[i].id);
   }
-  // What the transaction wrote, as it stands now: only the documents in the range (a deleted one
-  // is in no range), so a mutation writing thousands of rows of a table does not hand every one
-  // of them to each of its queries.
-  const writtenInRange: string[] = [];
+  const written = writtenInRange(db, table, source, bounds).map((doc) => doc._id);
+  return { table, ids: [...committed, ...written] };
+}
+
+/** What the open transaction wrote in `table` that lies in the range, as it stands now (a deleted
+ * document is in no range): a mutation writing thousands of rows of a table does not hand every
+ * one of them to each of its queries. */
+function writtenInRange(db: Db, table: string, source: unknown, bounds: Bound[]): Doc[] {
+  const docs: Doc[] = [];
   for (const id of writtenIds(db, table, equalityOf(source))) {
     const doc = db.get(table, id);
-    if (doc !== null && sideOf(doc, bounds) === 0) writtenInRange.push(id);
+    if (doc !== null && sideOf(doc, bounds) === 0) docs.push(doc);
   }
-  return { table, ids: [...committed, ...writtenInRange] };
+  return docs;
 }
 
 /**
@@ -220,12 +208,10 @@ function lazyAnswer(db: Db, query: any): Generator<Doc> | undefined {
   const limit: number = operators.find((op) => "limit" in op)?.limit ?? Number.POSITIVE_INFINITY;
   const desc = (source.order ?? "asc") === "desc";
   const startedAt = writeClockNow();
-  const written: Array<{ key: unknown[]; doc: Doc }> = [];
-  for (const id of writtenIds(db, table, equalityOf(source))) {
-    const doc = db.get(table, id);
-    if (doc !== null && sideOf(doc, bounds) === 0)
-      written.push({ key: keyOf(doc, sorted.fields), doc });
-  }
+  const written = writtenInRange(db, table, source, bounds).map((doc) => ({
+    key: keyOf(doc, sorted.fields),
+    doc,
+  }));
   written.sort((a, b) => compareKeys(a.key, b.key));
   if (desc) written.reverse();
   const rows = sorted.rows;
@@ -304,14 +290,7 @@ export function patchIndexedRanges(proto: any): void {
   };
   const evaluate = proto._evaluateQuery;
   proto._evaluateQuery = function (this: Db, query: unknown) {
-    const lazy = lazyAnswer(this, query);
-    if (lazy !== undefined) return lazy;
-    evaluating = true;
-    try {
-      return evaluate.call(this, query);
-    } finally {
-      evaluating = false;
-    }
+    return lazyAnswer(this, query) ?? evaluate.call(this, query);
   };
   const iterate = proto._iterateDocs;
   proto._iterateDocs = function (this: Db, table: string, callback: (doc: unknown) => void) {
