@@ -51,7 +51,13 @@ async function enqueueMany(
   kind: "mutation" | "action",
   n: number,
   chunk: number,
-  extra: { poolOptions?: object; options?: object; arg?: (i: number) => object } = {},
+  extra: {
+    poolOptions?: object;
+    options?: object;
+    arg?: (i: number) => object;
+    /** One enqueue per job instead of enqueueBatch (whose jobs share start rows). */
+    oneByOne?: boolean;
+  } = {},
 ): Promise<string[]> {
   const ids: string[] = [];
   for (let from = 0; from < n; from += chunk) {
@@ -61,7 +67,7 @@ async function enqueueMany(
     }));
     ids.push(
       ...(await enqueue(t, kind, argsList, {
-        batch: true,
+        batch: !extra.oneByOne,
         poolOptions: { logLevel: "DEBUG", ...extra.poolOptions },
         options: extra.options,
       })),
@@ -96,6 +102,28 @@ describe("every stage of a pass stays within one budget of counts", () => {
     await deployment.run(20_000, 50);
     await expectAllDelivered(t, deployment, ids);
     expect(stops).toContain("start");
+  });
+
+  it("refile: 300 jobs filed early under a limit of 200 writes are each moved and started on time", async () => {
+    const { t, deployment, stops } = await start({ documentsWritten: 200 }, 8);
+    // Due 5 s out: each enqueue (one by one, so that each job has a start row of its own) files
+    // its job early, into the next segment (api/kick.ts), and the refile stage moves each row
+    // (two writes) to its due segment, 200 a batch at most.
+    const runAfter = 5_000;
+    const enqueuedAt = Date.now();
+    const ids = await enqueueMany(t, "mutation", 300, 40, {
+      poolOptions: { maxParallelism: 300 },
+      options: { runAfter },
+      oneByOne: true,
+    });
+    await deployment.run(30_000, 50);
+    await expectAllDelivered(t, deployment, ids);
+    expect(stops).toContain("refile");
+    const startedAt: number[] = await inComponent(t, async (ctx) =>
+      (await ctx.db.query("work").collect()).map((w: any) => w.state.startedAt),
+    );
+    expect(startedAt).toHaveLength(300);
+    expect(startedAt.filter((at) => !(at >= enqueuedAt + runAfter))).toEqual([]);
   });
 
   it("hand-over: 150 tasks to executors of 5 under a limit of 30 schedules all run", async () => {
