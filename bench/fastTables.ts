@@ -63,6 +63,14 @@ function idsOf(byTable: Map<string, Set<string>>, table: string | null): Set<str
   return ids;
 }
 
+/** The committed ids of `table` in `db` (kept on every top-level commit), or undefined when
+ * this module does not follow that database's commits (its prototype is not patched): for a
+ * test's direct view of a table, without a walk of the whole store. */
+export function committedIdsOf(db: object, table: string): ReadonlySet<string> | undefined {
+  if (!originals.has(Object.getPrototypeOf(db))) return undefined;
+  return tables(db as Db).get(table) ?? new Set();
+}
+
 /** A key per primitive value, equal for equal values (coarser is safe: the range check runs
  * after); undefined for other values, which no equality on a primitive can match. */
 function valueKey(value: unknown): string | undefined {

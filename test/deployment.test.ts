@@ -6,6 +6,7 @@
  * garbage collection) happen in between.
  */
 import { anyApi } from "convex/server";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { loadModules } from "../src/test.js";
 import { probe } from "./app/probe.js";
@@ -243,5 +244,44 @@ describe("_scheduled_functions", () => {
     expect(deployment.stats.gcDeleted).toBeGreaterThan(0);
     const left = new Set((await rows()).map((r: any) => r._id));
     expect(finished.some((r: any) => !left.has(r._id))).toBe(true);
+  });
+});
+
+describe("a test's direct view of a table (documents)", () => {
+  it("is what a query reads after every commit: rows patched, added and deleted, and none of a rolled-back transaction", async () => {
+    const { t, deployment } = await setupDeployment({ seed: 9 });
+    type Step = { op: "insert" | "patch" | "delete" | "abort"; pick: number; value: string };
+    const step = fc.record({
+      op: fc.constantFrom("insert" as const, "patch" as const, "delete" as const, "abort" as const),
+      pick: fc.nat(),
+      value: fc.string({ maxLength: 8 }),
+    });
+    const program = fc.array(fc.array(step, { minLength: 1, maxLength: 4 }), { maxLength: 30 });
+    // Transactions of a few steps each; an "abort" step throws, rolling its transaction back.
+    const transactions = fc.sample(program, { seed: 9, numRuns: 20 }).flat();
+    const queried = async () =>
+      await inComponent(t, async (ctx) => await ctx.db.query("payloads").collect());
+    let aborts = 0;
+    for (const steps of transactions) {
+      // The view is read before each transaction too, so that what it kept is what is tested.
+      deployment.documents("payloads");
+      await inComponent(t, async (ctx) => {
+        for (const { op, pick, value } of steps as Step[]) {
+          const rows = await ctx.db.query("payloads").collect();
+          const row = rows.length > 0 ? rows[pick % rows.length] : undefined;
+          if (op === "insert" || row === undefined) {
+            await ctx.db.insert("payloads", { returnValue: value });
+          } else if (op === "patch") await ctx.db.patch(row._id, { returnValue: value });
+          else if (op === "delete") await ctx.db.delete(row._id);
+          else throw new Error("abort");
+        }
+      }).catch((error: Error) => {
+        expect(error.message).toMatch(/abort/);
+        aborts++;
+      });
+      expect(deployment.documents("payloads")).toEqual(await queried());
+    }
+    expect(aborts).toBeGreaterThan(0);
+    expect((await queried()).length).toBeGreaterThan(0);
   });
 });
