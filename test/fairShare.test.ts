@@ -4,13 +4,15 @@
  * served first and never hold a slot idle; a key's rate limit delays no other key; `fairness:
  * "due"` restores earlier-due-first; levels stay strict.
  */
-import { describe, expect, it } from "vitest";
+import { anyApi } from "convex/server";
+import { describe, expect, it, vi } from "vitest";
 import { probe } from "./app/probe.js";
 import {
   callPool,
   completions,
   enqueue,
   info,
+  jobStates,
   keyStatus,
   runFor,
   runUntil,
@@ -201,3 +203,38 @@ async function loopPasses(t: any): Promise<number> {
     return (await ctx.db.query("loopState").first())?.generation ?? 0;
   });
 }
+
+describe("fair share after many keys are resumed at once", () => {
+  it("starts the jobs of 300 keys resumed together in a few dozen passes, not one pass each", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 50, logLevel: "DEBUG" };
+    const passes: string[] = [];
+    vi.spyOn(console, "debug").mockImplementation((line: string) => {
+      if (JSON.parse(line).event === "pass") passes.push(line);
+    });
+    vi.spyOn(console, "info").mockImplementation(() => {});
+    const keys = { prefix: "k", from: 0, to: 300 };
+    await t.mutation(anyApi.chaos.pauseKeys, { ...keys, resume: false });
+    // One job a key, each due while its key is paused.
+    const ids: string[] = await t.mutation(anyApi.chaos.enqueueSpread, {
+      kind: "mutation",
+      n: 300,
+      prefix: "j",
+      firstDelayMs: 0,
+      spacingMs: 0,
+      poolOptions,
+      poolKeyPrefix: "k",
+    });
+    await runFor(t, 2_000);
+    expect(await jobStates(t)).toEqual({ pending: 300, running: 0, finished: 0 });
+    // `resume` lists each key as a hint, without a place in the fair-share order.
+    await t.mutation(anyApi.chaos.pauseKeys, { ...keys, resume: true });
+    const before = passes.length;
+    await runUntil(t, async () => (await jobStates(t)).finished === 300, 60_000);
+    expect(ids).toHaveLength(300);
+    for (const id of ids) expect((await info(t, id)).result.kind).toBe("success");
+    // 300 starts at up to 50 a pass, after the hints are placed 100 a pass: a pass that took one
+    // turn while a hint was left unread needed 300.
+    expect(passes.length - before).toBeLessThan(40);
+  });
+});

@@ -274,19 +274,31 @@ async function startLevelShared(
   let chunk = await budgetUnits(pass, "start", START_COST);
   if (chunk <= 0) return false;
   const want = Math.min(budget.capacity, START_BATCH - budget.taken);
-  // Listed keys, first in the level's order; a full read leaves a bound no turn may pass.
-  const listed = await pass.ctx.db
+  // Hints first (keys `resume` or `setKeyParallelism` listed without a place in the order): each
+  // is considered and placed at the end of the pass, a batch at a time, however few may start.
+  // While some are left unread, any of them might go first: only one turn is taken.
+  const hintRoom = Math.min(START_BATCH - budget.taken, chunk);
+  const hints = await pass.ctx.db
     .query("keyReady")
-    .withIndex("by_share", (q) => q.eq("priority", level))
-    .take(want);
+    .withIndex("by_share", (q) => q.eq("priority", level).eq("tier", undefined))
+    .take(hintRoom);
+  const hintsLeft = hints.length === hintRoom;
+  // Then the placed keys, first in the level's order; a full read leaves a bound no turn may pass.
+  const listed = hintsLeft
+    ? []
+    : await pass.ctx.db
+        .query("keyReady")
+        .withIndex("by_share", (q) => q.eq("priority", level).gte("tier", 0))
+        .take(want);
   const bound = listed.length === want ? listed[listed.length - 1] : undefined;
-  for (const row of listed) {
+  for (const row of [...hints, ...listed]) {
     if (contenders.has(row.key)) continue;
     const entry = await keyEntry(pass, row.key);
     entry.listed = row;
     await consider(entry);
-    // A row whose key may not start now is placed again (or dropped) at the end of the pass.
-    if (!contenders.has(row.key)) entry.dirty = true;
+    // A row whose key may not start now is placed again (or dropped) at the end of the pass,
+    // and so is a hint, which gets its place in the order.
+    if (!contenders.has(row.key) || row.tier === undefined) entry.dirty = true;
   }
   const unkeyed = new UnkeyedJobs(pass, level, want);
   let exhausted = false;
@@ -301,12 +313,12 @@ async function startLevelShared(
         : { key: null, tier: 1, pass: joinPass(clock.unkeyed, clock.time), runAt: head.runAt };
     const next = firstTurn([...contenders.values(), ...(jobs ? [jobs] : [])], "share");
     if (next === undefined) {
-      exhausted = bound === undefined && !unkeyed.full;
+      exhausted = bound === undefined && !hintsLeft && !unkeyed.full;
       break;
     }
     // Past the listed keys read, an unread one might go first: the next pass goes on from there
     // (the first turn is taken regardless, so that every pass makes progress).
-    if (bound !== undefined && taken > 0 && beyond(next, bound)) break;
+    if (taken > 0 && (hintsLeft || (bound !== undefined && beyond(next, bound)))) break;
     budget.taken++;
     taken++;
     chunk--;
