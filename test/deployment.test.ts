@@ -126,6 +126,28 @@ describe("faults of the pool's own", () => {
     expect(deployment.stall).toBeUndefined();
   });
 
+  it("a fault that fails the pass the watchdog restarted starts the stall's window again", async () => {
+    const { t, deployment } = await setupDeployment({ seed: 3 });
+    quiet();
+    deployment.arm({ kind: "commitFails", fn: "main" });
+    await enqueue(t, "mutation", [{ key: "j1" }]);
+    await deployment.run(4_000);
+    const first = deployment.stall;
+    expect(first).toBeDefined();
+    // The next pass (the one the watchdog restarts) fails too, by a second fault.
+    deployment.arm({ kind: "commitFails", fn: "main" });
+    for (let waited = 0; deployment.fired.length < 2 && waited < 70_000; waited += 500) {
+      await deployment.run(500, 500);
+    }
+    const deaths = deployment.failures.filter((f) => f.injected);
+    expect(deaths).toHaveLength(2);
+    expect(deaths[1].at).toBeGreaterThan(first!.since);
+    expect(deployment.stall?.since).toBe(deaths[1].at);
+    await deployment.run(70_000, 500);
+    expect((await completions(t)).map((c) => c.result.kind)).toEqual(["success"]);
+    expect(deployment.stall).toBeUndefined();
+  });
+
   it("a loop pass throws at a chosen database call, and its caught error still fails the pass", async () => {
     const { t, deployment } = await setupDeployment({ seed: 4 });
     quiet();

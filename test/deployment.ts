@@ -405,7 +405,8 @@ export class Deployment {
   private readonly documentsRead = new Map<string, { rows: any[]; at: Map<string, number> }>();
   /** While a `commitFailsFor` fault's window is open: when it closes. */
   private failingUntil: number | undefined;
-  /** The first loop pass that failed since the last one that committed work. */
+  /** Since the last one that committed work: the first loop pass that failed, or the last one a
+   * fault failed if later. */
   private stalled: { since: number; error?: string } | undefined;
   /** When a loop pass last committed work. */
   lastPassAt: number | undefined;
@@ -447,7 +448,11 @@ export class Deployment {
     return this.armed;
   }
 
-  /** Since when the loop has had no pass commit after one failed (undefined: it has). */
+  /** Since when the loop has had no pass commit after one failed (undefined: it has). Each pass
+   * a fault fails is a death of its own, and the watchdog's promise (a dead loop runs again within
+   * its interval) runs from each: a fault that fails the pass the watchdog restarted starts the
+   * window again. A pass that fails on its own (no fault) never does, so a loop failing by itself
+   * is still seen. */
   get stall(): { since: number; error?: string } | undefined {
     return this.stalled;
   }
@@ -769,7 +774,8 @@ export class Deployment {
     }
     this.failures.push({ fn: tx.fn, at: Date.now(), error, injected: tx.doomed !== undefined });
     if (this.failures.length > 200) this.failures.shift();
-    if (isMain) this.stalled ??= { since: Date.now(), error };
+    if (isMain && tx.doomed !== undefined) this.stalled = { since: Date.now(), error };
+    else if (isMain) this.stalled ??= { since: Date.now(), error };
   }
 
   /** A scheduled function's jobs, from its arguments (a worker's, a runner's, or a report's). */
