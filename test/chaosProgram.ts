@@ -255,8 +255,9 @@ export const fault: fc.Arbitrary<Fault> = fc.oneof(
 export const MAX_START_DELAY_MS = 3_000;
 
 /**
- * How long after a loop pass failed another must have committed, while the pool has work: the
- * watchdog's interval, its promise. Its checks come twice per interval, so a check that starts
+ * How long after a loop pass failed (or, if later, after the last pass a fault failed: each is a
+ * death of its own) another must have committed, while the pool has work: the watchdog's
+ * interval, its promise. Its checks come twice per interval, so a check that starts
  * late and the pass it schedules (each up to MAX_START_DELAY_MS late) still fit.
  */
 export const STALL_LIMIT_MS = WATCHDOG_INTERVAL_MS;
@@ -378,7 +379,50 @@ export type TightLimits = Record<
 /** One chaos program in this many draws tightened limits. */
 export const TIGHT_LIMITS_ONE_IN = 10;
 const MEBIBYTE = 1 << 20;
-export const tightLimits: fc.Arbitrary<TightLimits> = fc.record({
+/** Tightened limits of one of two kinds: all six at once (`everyLimitTightened`), where the
+ * schedule limit, the tightest, stops a pass before any other; or one squeezed alone
+ * (`oneLimitSqueezed`), the others at Convex's, so that the passes meet that one. */
+export const tightLimits: fc.Arbitrary<TightLimits> = fc
+  .boolean()
+  .chain((squeeze) => (squeeze ? oneLimitSqueezed : everyLimitTightened));
+
+/** Convex's per-transaction limits (convex-test's defaults). */
+export const REAL_LIMITS: TightLimits = {
+  functionsScheduled: 1_000,
+  databaseQueries: 4_096,
+  documentsRead: 32_000,
+  documentsWritten: 16_000,
+  bytesRead: 16 * MEBIBYTE,
+  bytesWritten: 16 * MEBIBYTE,
+};
+
+/** Each limit squeezed as far as the program's own operations allow: above the deliverer's
+ * reserve (DELIVERY_RESERVE: 200 reads, 100 writes, 50 index ranges, 3 MiB read, 2 MiB written)
+ * with room beside it for the model's heaviest onComplete (700 reads, 400 writes) and a callback
+ * of a megabyte result; above a cancelAll's 500 jobs a transaction (one write and about two index
+ * ranges each) and the 250 filler rows of a seeding mutation. The loop's share (half) of each is
+ * then below what its stages' batches can take in one pass (100 starts of three or four writes
+ * and reads each, with their keys' rows; 50 completion rows and their jobs). */
+export const SQUEEZED_LIMITS: TightLimits = {
+  functionsScheduled: 60,
+  databaseQueries: 1_200,
+  documentsRead: 1_200,
+  documentsWritten: 700,
+  bytesRead: 5 * MEBIBYTE,
+  bytesWritten: 3 * MEBIBYTE,
+};
+
+const oneLimitSqueezed: fc.Arbitrary<TightLimits> = fc
+  .constantFrom(
+    "databaseQueries" as const,
+    "documentsRead" as const,
+    "documentsWritten" as const,
+    "bytesRead" as const,
+    "bytesWritten" as const,
+  )
+  .map((metric) => ({ ...REAL_LIMITS, [metric]: SQUEEZED_LIMITS[metric] }));
+
+const everyLimitTightened: fc.Arbitrary<TightLimits> = fc.record({
   // Above what a deliverer keeps back for itself (DELIVERY_RESERVE: 52 schedules, 100 writes,
   // 50 index ranges, 3 MiB read, 2 MiB written): the pool's reserves are sized against the real
   // limits, so a limit below one would fail every callback, not test the budget.

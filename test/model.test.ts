@@ -135,6 +135,7 @@ import {
   type Bulk,
   type Sizes,
   tightLimitsDraw,
+  REAL_LIMITS,
   type TightLimits,
 } from "./chaosProgram.js";
 import {
@@ -883,7 +884,18 @@ function budgetStopOfLine(line: string): string | undefined {
  * its limits were tightened, else "bulk" if it enqueued one, else "common". */
 const drawOf = (ops: Op[], limits?: TightLimits) =>
   ops.find((o) => HEAVY_OPS.has(o.op))?.op ??
-  (limits !== undefined ? "tightLimits" : ops.some((o) => o.op === "bulk") ? "bulk" : "common");
+  (limits !== undefined
+    ? tightDrawName(limits)
+    : ops.some((o) => o.op === "bulk")
+      ? "bulk"
+      : "common");
+/** "tightLimits" for every limit tightened, "squeezed(<metric>)" for one squeezed alone. */
+const tightDrawName = (limits: TightLimits) => {
+  const squeezed = (Object.keys(REAL_LIMITS) as Array<keyof TightLimits>).filter(
+    (metric) => limits[metric] < REAL_LIMITS[metric],
+  );
+  return squeezed.length === 1 ? `squeezed(${squeezed[0]})` : "tightLimits";
+};
 const HEAVY_OPS = new Set<string>([
   "failedDeliveries",
   "massCancel",
@@ -2790,7 +2802,7 @@ describe("model-based", () => {
                   );
                 if (LIST_ONLY) {
                   console.log(
-                    `program ${program}: ${opsLine(ops)}${limits ? " (tight limits)" : ""}`,
+                    `program ${program}: ${opsLine(ops)}${limits ? ` (${tightDrawName(limits)})` : ""}`,
                   );
                   return;
                 }
@@ -2804,7 +2816,7 @@ describe("model-based", () => {
                     console.log(
                       `program ${program}: ${ms} ms, heap ${heap} MiB, ${c.jobs} jobs so far, ` +
                         opsLine(ops) +
-                        (limits ? " (tight limits)" : ""),
+                        (limits ? ` (${tightDrawName(limits)})` : ""),
                     );
                   }
                 } catch (error) {
