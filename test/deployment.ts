@@ -513,7 +513,8 @@ export class Deployment {
   }
 
   /** The committed documents of `table`, in no set order: from fastTables' ids by table where
-   * it follows this store's commits (the test setup installs it), else by a walk of the store. */
+   * it follows this store's commits (chaos programs and the bench install it), else by a walk of
+   * the store. */
   private committedOf(table: string): any[] {
     const db = this.db();
     const ids = committedIdsOf(db, table);
@@ -614,19 +615,16 @@ export class Deployment {
     const deployment = this;
     tm.commit = function (isNested: boolean) {
       if (isNested) return commit.call(this, isNested);
+      // A stopped backend's tables still follow its commits (documents() may be read after).
+      const acting = !deployment.stopped;
       const writes = deployment.writesOfCommit();
-      if (deployment.stopped) {
-        const result = commit.call(this, isNested);
-        deployment.followCommit(writes);
-        return result;
-      }
       const tracker = this._metricsTracker;
       const tx = tracker ? txs.get(tracker) : undefined;
       const wrote = (tracker?._layers?.[0]?.metrics.documentsWritten ?? 0) > 0;
-      deployment.beforeCommit(tx, wrote);
+      if (acting) deployment.beforeCommit(tx, wrote);
       const result = commit.call(this, isNested);
       deployment.followCommit(writes);
-      deployment.ended(tx, true, wrote);
+      if (acting) deployment.ended(tx, true, wrote);
       return result;
     };
     tm.rollback = function (isNested: boolean) {
@@ -774,8 +772,10 @@ export class Deployment {
     }
     this.failures.push({ fn: tx.fn, at: Date.now(), error, injected: tx.doomed !== undefined });
     if (this.failures.length > 200) this.failures.shift();
-    if (isMain && tx.doomed !== undefined) this.stalled = { since: Date.now(), error };
-    else if (isMain) this.stalled ??= { since: Date.now(), error };
+    if (isMain) {
+      const death = { since: Date.now(), error };
+      this.stalled = tx.doomed !== undefined ? death : (this.stalled ?? death);
+    }
   }
 
   /** A scheduled function's jobs, from its arguments (a worker's, a runner's, or a report's). */

@@ -880,8 +880,8 @@ function budgetStopOfLine(line: string): string | undefined {
   return `${entry.budgetStop.stage}/${entry.budgetStop.metric}`;
 }
 
-/** The draw a chaos program's refusals are counted under: its heavy load, else "tightLimits" if
- * its limits were tightened, else "bulk" if it enqueued one, else "common". */
+/** The draw a chaos program's refusals are counted under: its heavy load, else its tightened
+ * limits (`tightDrawName`), else "bulk" if it enqueued one, else "common". */
 const drawOf = (ops: Op[], limits?: TightLimits) =>
   ops.find((o) => HEAVY_OPS.has(o.op))?.op ??
   (limits !== undefined

@@ -39,6 +39,8 @@ export const CONVEX_LIMIT_BYTES_READ = 16 * MiB;
 export const CONVEX_LIMIT_BYTES_WRITTEN = 16 * MiB;
 /** Convex's limit on index ranges read per transaction (convex-test's "databaseQueries"). */
 export const CONVEX_LIMIT_INDEX_RANGES = 4_096;
+/** Convex's limit on functions one transaction schedules. */
+export const CONVEX_LIMIT_FUNCTIONS_SCHEDULED = 1_000;
 
 /** 1/8 of 32,000: a full pass (starts 100, completions 50, cancelations 100, recovery 100, the
  * report's backlog scan 500, sweep 50) reads about 1,900 rows by design (test/bounded.test.ts bounds
