@@ -175,7 +175,7 @@ const encoder = new TextEncoder();
 
 /** Runs of UTF-16 units that are not ASCII. Maximal runs, so that two halves of a surrogate pair
  * are never split between runs and two lone halves with ASCII between them never join. */
-const NON_ASCII_RUNS = /[^\x00-\x7f]+/g;
+const NON_ASCII_RUNS = /[\u0080-\uffff]+/g;
 
 /** The UTF-8 length of `text` as TextEncoder would encode it (a lone surrogate becomes U+FFFD, 3
  * bytes), counted without encoding it: a failed attempt's message may be a megabyte. A byte per
