@@ -13,7 +13,7 @@ import { runNumber, type TaskHandover } from "../model/validators.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
 import type { MutationCtx } from "../_generated/server.js";
 import type { Pass } from "./pass.js";
-import { keyEntry, keyLimit } from "./keyState.js";
+import { keyEntry } from "./keyState.js";
 
 /** Tasks an executor is handed before it says how many it runs at once (its first report): the
  * API's default concurrency, so an executor that keeps the default is filled at once. */
@@ -145,7 +145,7 @@ export async function handOverTask(
     runAt,
     ...(work.key === undefined
       ? {}
-      : { key: work.key, keyParallelism: keyLimit(pass, await keyEntry(pass, work.key)) }),
+      : { key: work.key, keyParallelism: (await keyEntry(pass, work.key)).limit }),
   });
   return { scheduledId: entry.row.scheduledId!, executorId: entry.row._id };
 }

@@ -10,23 +10,17 @@
  */
 import type { Doc, Id } from "../_generated/dataModel.js";
 import type { StoredPriority } from "../model/validators.js";
-import { DEFAULT_WEIGHT, type RateLimit } from "../model/startOrder.js";
+import { DEFAULT_WEIGHT, type KeyView } from "../model/startOrder.js";
 import type { Pass } from "./pass.js";
 
 /** A key's counts as the loop keeps them (`keyState` without its system fields). */
 export type KeyCounts = Omit<Doc<"keyState">, "_id" | "_creationTime">;
 
-/** One key as a pass sees it: its counts, its own settings, and whether the pass changed it. */
-export type KeyEntry = {
+/** One key as a pass sees it: what the start order reads of it (its settings in force, resolved
+ * once when the pass loads it, and its counts), and whether the pass changed it. */
+export type KeyEntry = KeyView & {
   rowId: Id<"keyState"> | undefined;
   counts: KeyCounts;
-  parallelism: number | undefined;
-  paused: boolean;
-  /** The key's share (section 13): its own weight and reserve, else 1 and 0. */
-  weight: number;
-  reserve: number;
-  /** The key's rate limit in force: its own, else the pool's keyRateLimit (false: exempt). */
-  rateLimit: RateLimit | undefined;
   dirty: boolean;
   /** The key's `keyReady` row as this pass last read or wrote it (undefined: not read). */
   listed?: Doc<"keyReady"> | null;
@@ -80,10 +74,11 @@ export async function keyEntry(pass: Pass, key: string): Promise<KeyEntry> {
   const entry: KeyEntry = {
     rowId: row?._id,
     counts,
-    parallelism: settings?.parallelism,
+    limit: settings?.parallelism ?? pass.config.keyParallelism,
     paused: settings?.paused ?? false,
     weight: settings?.weight ?? DEFAULT_WEIGHT,
     reserve: settings?.reserve ?? 0,
+    // false: exempt from the pool's keyRateLimit.
     rateLimit:
       settings?.rateLimit === false ? undefined : (settings?.rateLimit ?? pass.config.keyRateLimit),
     dirty: false,
@@ -97,16 +92,6 @@ function withoutSystemFields(row: Doc<"keyState">): KeyCounts {
   delete counts._id;
   delete counts._creationTime;
   return counts as KeyCounts;
-}
-
-/** The most jobs of the key that may hold a slot at once. */
-export function keyLimit(pass: Pass, entry: KeyEntry): number {
-  return entry.parallelism ?? pass.config.keyParallelism;
-}
-
-/** True when a job of the key that holds no slot yet may take one now. */
-export function hasFreeSlot(pass: Pass, entry: KeyEntry): boolean {
-  return !entry.paused && entry.counts.active < keyLimit(pass, entry);
 }
 
 type CountField = "active" | "running" | "queued" | "succeeded" | "failed" | "canceled";

@@ -1,20 +1,18 @@
 /**
- * Loop stage: starting work, and the one home of who starts next. Up to the free capacity
- * (`maxParallelism` minus running, within the pool's rate limit; none while the pool is paused) it
- * starts due work level by level ("high", then "normal", then "low"), applying the start order's
- * rules (model/startOrder.ts): under fair share, keys and the jobs without a key take weighted
- * turns by virtual pass, keys below their reserve first; under `fairness: "due"`, the earliest due
- * head first across keys. A key's limits (parallelism, pause, rate limit) say whether it takes
- * part; which keys `keyReady` lists is decided here too (`listKeys`). keyState.ts only stores what
- * these decisions read and change. The only place a job enters "running".
+ * Loop stage: starting work. Up to the free capacity (`maxParallelism` minus running, within the
+ * pool's rate limit; none while the pool is paused) it starts due work level by level ("high",
+ * then "normal", then "low"). Who goes next is model/startOrder.ts's to say, as pure functions of
+ * what this stage reads: whether a key may start its head, each contender's turn under fair share
+ * (keys below their reserve first, then by weighted virtual pass), the earliest due head under
+ * `fairness: "due"`, and where a key stands in `keyReady` (`placeOf`). This stage reads what those
+ * rules need, applies their answers, and writes the result; it decides no order of its own, and
+ * keyState.ts only stores. The only place a job enters "running".
  */
 import { internal } from "../_generated/api.js";
 import type { Doc, Id } from "../_generated/dataModel.js";
 import {
   firstReadyAt,
-  hasFreeSlot,
   keyEntry,
-  keyLimit,
   listedRow,
   queueForKey,
   queueHead,
@@ -25,18 +23,21 @@ import {
   type KeyEntry,
 } from "./keyState.js";
 import {
-  compareTurns,
+  beyondBound,
   DEFAULT_WEIGHT,
   firstTurn,
-  joinPass,
-  keyMayStart,
-  withinKeyLimit,
-  logStarts,
-  nextAllowedAt,
-  passAfterTurn,
-  rateRoom,
-  reserveInEffect,
-  tierOf,
+  hasFreeSlot,
+  headMayStart,
+  keyAllowedAt,
+  keyTurn,
+  logKeyStart,
+  mayStartAnyHead,
+  placeOf,
+  startsOnArrival,
+  takeTurn,
+  unkeyedTurn,
+  type HeadView,
+  type LevelClock,
   type Turn,
 } from "../model/startOrder.js";
 import { handOverTask } from "./executors.js";
@@ -262,11 +263,12 @@ async function startLevelShared(
   const contenders = new Map<string, Contender>();
   const consider = async (entry: KeyEntry) => {
     const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
-    if (head === null || head.priority !== level || !headMayStart(pass, entry, head)) {
+    if (head === null || head.priority !== level || !headMayStart(entry, view(head), pass.now)) {
       contenders.delete(entry.counts.key);
       return;
     }
-    contenders.set(entry.counts.key, { ...keyTurn(pass, entry, head, clock.time), entry });
+    const turn = keyTurn(entry, view(head), clock, pass.config.maxParallelism);
+    contenders.set(entry.counts.key, { ...turn, entry });
   };
   // Keys this pass already holds (freed by a completion, or given jobs by the intake).
   for (const entry of pass.keys.values()) if (entry.dirty) await consider(entry);
@@ -308,9 +310,7 @@ async function startLevelShared(
     if (chunk <= 0) break;
     const head = await unkeyed.head();
     const jobs: Contender | undefined =
-      head === undefined
-        ? undefined
-        : { key: null, tier: 1, pass: joinPass(clock.unkeyed, clock.time), runAt: head.runAt };
+      head === undefined ? undefined : unkeyedTurn(clock, head.runAt);
     const next = firstTurn([...contenders.values(), ...(jobs ? [jobs] : [])], "share");
     if (next === undefined) {
       exhausted = bound === undefined && !hintsLeft && !unkeyed.full;
@@ -318,22 +318,22 @@ async function startLevelShared(
     }
     // Past the listed keys read, an unread one might go first: the next pass goes on from there
     // (the first turn is taken regardless, so that every pass makes progress).
-    if (taken > 0 && (hintsLeft || (bound !== undefined && beyond(next, bound)))) break;
+    if (taken > 0 && (hintsLeft || (bound !== undefined && beyondBound(next, bound)))) break;
     budget.taken++;
     taken++;
     chunk--;
-    // A turn without a rival moves no clock: alone, a contender owes nothing to anyone.
     const rivals = contenders.size + (jobs ? 1 : 0) > 1;
-    if (rivals) clock.time = Math.max(clock.time, next.pass);
+    const moved = takeTurn(clock, next, next.entry?.weight ?? DEFAULT_WEIGHT, rivals);
+    if (moved !== undefined) clock.time = moved.time;
     let started: boolean;
     if (next.entry === undefined) {
       const job = unkeyed.take();
       started = await startJob(pass, job.workId, job.runAt, undefined, job.shared);
-      if (rivals) clock.unkeyed = passAfterTurn(next.pass, DEFAULT_WEIGHT);
+      if (moved !== undefined) clock.unkeyed = moved.pass;
     } else {
       const { entry } = next;
       started = (await startHead(pass, entry.counts.key)).started;
-      if (rivals) entry.counts.pass = passAfterTurn(next.pass, entry.weight);
+      if (moved !== undefined) entry.counts.pass = moved.pass;
       entry.dirty = true;
       await consider(entry);
     }
@@ -344,15 +344,6 @@ async function startLevelShared(
     setLevelClock(pass, level, clock);
   }
   return exhausted;
-}
-
-/** True when `turn` would go after the last listed row read (`bound`): an unread row might go
- * first. A row not yet placed (no tier: a hint) bounds every turn. */
-function beyond(turn: Turn, bound: Doc<"keyReady">): boolean {
-  if (bound.tier === undefined || bound.pass === undefined) return true;
-  // The row's head may have arrived after the turn's: only a later tier, pass or due time counts.
-  const last = { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt };
-  return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
 }
 
 /**
@@ -507,14 +498,7 @@ async function startDue(pass: Pass, row: Doc<"pendingStart">, budget: Budget): P
 async function startKeyed(pass: Pass, row: Doc<"pendingStart">, key: string): Promise<boolean> {
   const entry = await keyEntry(pass, key);
   const holdsSlot = row.holdsSlot === true;
-  // A retry keeps the slot it holds (and runs within the key's limit); another job takes a free
-  // one, unless jobs of its key wait ahead of it.
-  const startNow =
-    keyAllowedAt(pass, entry) === undefined &&
-    (holdsSlot
-      ? keyLimitLets(pass, entry, true)
-      : hasFreeSlot(pass, entry) && entry.counts.queued === 0);
-  if (!startNow) {
+  if (!startsOnArrival(entry, holdsSlot, pass.now)) {
     await queueForKey(pass, entry, {
       workId: row.workId,
       runAt: row.runAt,
@@ -539,7 +523,7 @@ async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boole
     await pass.ctx.db.delete("keyReady", ready._id);
     entry.listed = null;
     // A key its rate limit holds is listed again at the end of the pass, for when it may start.
-    if (keyAllowedAt(pass, entry) !== undefined) entry.dirty = true;
+    if (keyAllowedAt(entry, pass.now) !== undefined) entry.dirty = true;
   }
   return started;
 }
@@ -566,15 +550,13 @@ async function startHead(
 ): Promise<{ started: boolean; next?: { runAt: number; priority: StoredPriority } }> {
   const entry = await keyEntry(pass, key);
   const head = await queueHead(pass, entry);
-  if (head === null || !headMayStart(pass, entry, head)) return { started: false };
+  if (head === null || !headMayStart(entry, view(head), pass.now)) return { started: false };
   await pass.ctx.db.delete("keyQueue", head._id);
   startedHead(entry, head);
   const started = await startJob(pass, head.workId, head.runAt, entry);
   // A full key's next head is read only if it holds its slot (it may start regardless).
-  const next = hasFreeSlot(pass, entry)
-    ? await queueHead(pass, entry)
-    : await queueHolder(pass, entry);
-  if (next !== null && headMayStart(pass, entry, next)) {
+  const next = hasFreeSlot(entry) ? await queueHead(pass, entry) : await queueHolder(pass, entry);
+  if (next !== null && headMayStart(entry, view(next), pass.now)) {
     return { started, next: { runAt: next.runAt, priority: next.priority } };
   }
   return { started };
@@ -619,10 +601,7 @@ async function startJob(
   pass.state.running++;
   if (key) {
     updateKey(key, { running: 1 });
-    if (key.rateLimit !== undefined) {
-      const log = logStarts(key.counts.startLog, key.rateLimit, pass.now, 1);
-      key.counts.startLog = log?.map((b) => ({ from: b.from ?? b.at, at: b.at, n: b.n }));
-    }
+    if (key.rateLimit !== undefined) key.counts.startLog = logKeyStart(key, pass.now);
   }
   recordStart(pass, Math.max(0, pass.now - runAt));
   pass.log.debug("started", { workId: work._id, fnName: work.fnName, attempt: work.attempts + 1 });
@@ -716,50 +695,9 @@ export async function listKeys(pass: Pass): Promise<void> {
   for (const entry of pass.keys.values()) if (entry.dirty) await placeListed(pass, entry);
 }
 
-/** True when the key has queued jobs and the head may start now (model/startOrder.ts
- * `keyMayStart`: not paused, within its parallelism and its rate limit). */
-function headMayStart(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue"> | null): boolean {
-  return (
-    head !== null &&
-    keyMayStart({
-      paused: entry.paused,
-      active: entry.counts.active,
-      running: entry.counts.running,
-      limit: keyLimit(pass, entry),
-      headHoldsSlot: head.rank === RANK_HOLDER,
-      rateRoom: rateRoom(entry.counts.startLog, entry.rateLimit, pass.now),
-    })
-  );
-}
-
-/** Whether the key's limit (not its rate limit) lets a job start that holds its slot or not
- * (model/startOrder.ts `withinKeyLimit`). */
-function keyLimitLets(pass: Pass, entry: KeyEntry, holdsSlot: boolean): boolean {
-  return withinKeyLimit({
-    paused: entry.paused,
-    active: entry.counts.active,
-    running: entry.counts.running,
-    limit: keyLimit(pass, entry),
-    holdsSlot,
-  });
-}
-
-/** When the key's rate limit next lets it start, if it does not now. */
-function keyAllowedAt(pass: Pass, entry: KeyEntry): number | undefined {
-  return nextAllowedAt(entry.counts.startLog, entry.rateLimit, pass.now);
-}
-
-/** The key's turn at its head's level under fair share, joined to the level's virtual time; the
- * head must be read (`queueHead`). */
-function keyTurn(pass: Pass, entry: KeyEntry, head: Doc<"keyQueue">, levelTime: number): Turn {
-  const reserve = reserveInEffect(entry.reserve, keyLimit(pass, entry), pass.config.maxParallelism);
-  return {
-    key: entry.counts.key,
-    tier: tierOf(entry.counts.running, reserve),
-    pass: joinPass(entry.counts.pass, levelTime),
-    runAt: head.runAt,
-    order: head._creationTime,
-  };
+/** What the start order reads of a queued job (model/startOrder.ts `HeadView`). */
+function view(head: Doc<"keyQueue">): HeadView {
+  return { runAt: head.runAt, holdsSlot: head.rank === RANK_HOLDER, order: head._creationTime };
 }
 
 /**
@@ -771,9 +709,9 @@ async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
   for (const entry of pass.keys.values()) {
     if (!entry.dirty || entry.counts.queued <= 0) continue;
     // A full key's head is read only when a holder of its slot could run (a retry's next run).
-    if (!keyLimitLets(pass, entry, false) && !keyLimitLets(pass, entry, true)) continue;
+    if (!mayStartAnyHead(entry)) continue;
     const head = await queueHead(pass, entry);
-    if (head !== null && headMayStart(pass, entry, head)) {
+    if (head !== null && headMayStart(entry, view(head), pass.now)) {
       freed.push({ key: entry.counts.key, runAt: head.runAt, priority: head.priority });
     }
   }
@@ -784,35 +722,24 @@ async function keysFreedThisPass(pass: Pass): Promise<FreedKey[]> {
 type FreedKey = { key: string; runAt: number; priority: StoredPriority };
 
 /**
- * Lists the key at its head's level and due time (under fair share also its tier and virtual
- * pass), or at the time its rate limit lets it start when that is later (tier TIER_WAITING until
- * then); or drops its row when it may not start (at its parallelism, paused, or nothing queued:
- * whoever changes that lists it again — a completion's pass, `resume`, `setKeyParallelism`).
+ * Writes the key's place in `keyReady` (model/startOrder.ts `placeOf`), or drops its row when it
+ * has none: whoever lets it start again lists it (a completion's pass, `resume`,
+ * `setKeyParallelism`).
  */
 async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
   const head = entry.counts.queued > 0 ? await queueHead(pass, entry) : null;
-  const allowedAt = keyAllowedAt(pass, entry);
-  const waitsForRate =
-    head !== null &&
-    allowedAt !== undefined &&
-    keyLimitLets(pass, entry, head.rank === RANK_HOLDER);
+  const share =
+    head !== null && pass.config.fairness === "share"
+      ? { clock: levelClock(pass, head.priority), maxParallelism: pass.config.maxParallelism }
+      : undefined;
+  const place = head === null ? undefined : placeOf(entry, view(head), pass.now, share);
   const listed = await listedRow(pass, entry);
-  if (head === null || (!waitsForRate && !headMayStart(pass, entry, head))) {
+  if (head === null || place === undefined) {
     if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
     entry.listed = null;
     return;
   }
-  const turn =
-    pass.config.fairness === "share"
-      ? keyTurn(pass, entry, head, levelClock(pass, head.priority).time)
-      : undefined;
-  const fields = {
-    key: entry.counts.key,
-    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
-    priority: head.priority,
-    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
-    pass: turn?.pass,
-  };
+  const fields = { key: entry.counts.key, priority: head.priority, ...place };
   if (listed === null) {
     const id = await pass.ctx.db.insert("keyReady", fields);
     entry.listed = { _id: id, _creationTime: pass.now, ...fields };
@@ -826,12 +753,6 @@ async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
     entry.listed = { ...listed, ...fields };
   }
 }
-
-/** The tier of a listed key that waits for its rate limit's window (read after the others). */
-const TIER_WAITING = 2;
-
-/** A level's fair-share clocks (section 13): its virtual time and its unkeyed jobs' pass. */
-type LevelClock = { time: number; unkeyed: number };
 
 /** A level's clocks as stored (a copy; zero when never set). */
 function levelClock(pass: Pass, level: StoredPriority): LevelClock {

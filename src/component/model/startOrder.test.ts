@@ -6,16 +6,41 @@ import {
   compareTurns,
   firstTurn,
   joinPass,
-  keyMayStart,
+  headMayStart,
   logStarts,
   nextAllowedAt,
   passAfterTurn,
   rateRoom,
   reserveInEffect,
+  placeOf,
+  startsOnArrival,
+  takeTurn,
+  TIER_WAITING,
   tierOf,
+  type HeadView,
+  type KeyView,
   type StartLog,
   type Turn,
 } from "./startOrder.js";
+
+/** A key of limit 2 with one job running, nothing queued, no share or rate limit of its own. */
+function keyOf(change: Partial<KeyView> = {}, counts: Partial<KeyView["counts"]> = {}): KeyView {
+  return {
+    paused: false,
+    limit: 2,
+    weight: 1,
+    reserve: 0,
+    rateLimit: undefined,
+    ...change,
+    counts: { key: "k", active: 1, running: 1, queued: 0, ...counts },
+  };
+}
+
+const waiting: HeadView = { runAt: 10, holdsSlot: false, order: 1 };
+const holder: HeadView = { runAt: 10, holdsSlot: true, order: 1 };
+/** A rate log that used one start of one a second at time 0. */
+const usedOne = { rateLimit: { starts: 1, periodMs: 1000 } };
+const logAt0 = { startLog: [{ from: 0, at: 0, n: 1 }] };
 
 /** Runs `n` turns among keys of the given weights, all always ready; returns starts per key. */
 function runTurns(weights: number[], n: number): number[] {
@@ -88,20 +113,47 @@ describe("start order", () => {
   });
 
   it("a key may not start while paused, full (unless its head holds its slot and fewer than its limit run) or rate limited", () => {
-    const key = {
-      paused: false,
-      active: 1,
-      running: 1,
-      limit: 2,
-      headHoldsSlot: false,
-      rateRoom: 1,
-    };
-    expect(keyMayStart(key)).toBe(true);
-    expect(keyMayStart({ ...key, paused: true })).toBe(false);
-    expect(keyMayStart({ ...key, active: 2 })).toBe(false);
-    expect(keyMayStart({ ...key, active: 2, headHoldsSlot: true })).toBe(true);
-    expect(keyMayStart({ ...key, active: 2, running: 2, headHoldsSlot: true })).toBe(false);
-    expect(keyMayStart({ ...key, rateRoom: 0 })).toBe(false);
+    expect(headMayStart(keyOf(), waiting, 0)).toBe(true);
+    expect(headMayStart(keyOf(), null, 0)).toBe(false);
+    expect(headMayStart(keyOf({ paused: true }), waiting, 0)).toBe(false);
+    expect(headMayStart(keyOf({}, { active: 2 }), waiting, 0)).toBe(false);
+    expect(headMayStart(keyOf({}, { active: 2 }), holder, 0)).toBe(true);
+    expect(headMayStart(keyOf({}, { active: 2, running: 2 }), holder, 0)).toBe(false);
+    expect(headMayStart(keyOf(usedOne, logAt0), waiting, 500)).toBe(false);
+    expect(headMayStart(keyOf(usedOne, logAt0), waiting, 1000)).toBe(true);
+  });
+
+  it("a due job starts as it arrives only with a free slot and nobody of its key queued ahead", () => {
+    expect(startsOnArrival(keyOf(), false, 0)).toBe(true);
+    expect(startsOnArrival(keyOf({}, { queued: 1 }), false, 0)).toBe(false);
+    expect(startsOnArrival(keyOf({}, { active: 2 }), false, 0)).toBe(false);
+    // A retry holds its slot: it needs none free, and jobs queued behind it do not hold it back.
+    expect(startsOnArrival(keyOf({}, { active: 2, queued: 3 }), true, 0)).toBe(true);
+    expect(startsOnArrival(keyOf(usedOne, logAt0), true, 10)).toBe(false);
+  });
+
+  it("lists a key its rate limit holds at the time it may start, after the keys that may start now", () => {
+    const share = { clock: { time: 7, unkeyed: 0 }, maxParallelism: 10 };
+    expect(placeOf(keyOf(), waiting, 0, share)).toEqual({ runAt: 10, tier: 1, pass: 7 });
+    expect(placeOf(keyOf(), waiting, 0)).toEqual({ runAt: 10, tier: undefined, pass: undefined });
+    expect(placeOf(keyOf(usedOne, logAt0), waiting, 500, share)).toEqual({
+      runAt: 1000,
+      tier: TIER_WAITING,
+      pass: 7,
+    });
+    // Below its reserve, a key's place goes first; full, paused or empty, it has none.
+    expect(placeOf(keyOf({ reserve: 2 }), waiting, 0, share)?.tier).toBe(0);
+    expect(placeOf(keyOf({}, { active: 2 }), waiting, 0, share)).toBeUndefined();
+    expect(placeOf(keyOf({ paused: true }), waiting, 0, share)).toBeUndefined();
+    expect(placeOf(keyOf(), null, 0, share)).toBeUndefined();
+  });
+
+  it("a turn without rivals moves no clock; with rivals, the level's time and the key's pass move", () => {
+    const clock = { time: 4, unkeyed: 0 };
+    const turn: Turn = { key: "k", tier: 1, pass: 5, runAt: 0 };
+    expect(takeTurn(clock, turn, 4, false)).toBeUndefined();
+    expect(takeTurn(clock, turn, 4, true)).toEqual({ time: 5, pass: 5.25 });
+    expect(takeTurn({ time: 9, unkeyed: 0 }, turn, 1, true)).toEqual({ time: 9, pass: 6 });
   });
 
   it("a rate log never allows more than `starts` in any window, and names when the next may", () => {

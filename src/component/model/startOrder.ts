@@ -78,30 +78,169 @@ export function firstTurn<T extends Turn>(turns: Iterable<T>, fairness: Fairness
   return best;
 }
 
-/** Whether the key's limit lets a job start: not paused, and within its parallelism. A job that
- * holds its slot (a retry, a snooze, a task given back untaken) needs no free one, only fewer
- * running attempts than the limit: until a limit is lowered that always holds; after, holders past
- * the new limit run one after another as running ones end (review 2026-11-27 L4). */
-export function withinKeyLimit(key: {
+/** What the start order reads of a key (mainLoop/keyState.ts's entry, as a pass holds it): its
+ * settings in force and its counts. */
+export type KeyView = {
   paused: boolean;
-  active: number;
-  running: number;
+  /** Its parallelism in force: its own, else the pool's `keyParallelism`. */
   limit: number;
+  /** Its share (section 13): its own weight and reserve, else DEFAULT_WEIGHT and 0. */
+  weight: number;
+  reserve: number;
+  /** Its rate limit in force (its own, else the pool's `keyRateLimit`), if any. */
+  rateLimit: RateLimit | undefined;
+  counts: {
+    key: string;
+    /** Jobs holding a slot (running, or waiting between attempts). */
+    active: number;
+    /** Attempts running. */
+    running: number;
+    /** Jobs in its queue. */
+    queued: number;
+    /** Its virtual pass (undefined until its first turn with rivals). */
+    pass?: number;
+    startLog?: StartLog;
+  };
+};
+
+/** What the order reads of a key's queue head (a `keyQueue` row). */
+export type HeadView = {
+  runAt: number;
+  /** True for a job that holds its key's slot (a retry, a snooze, a task given back untaken). */
   holdsSlot: boolean;
-}): boolean {
-  return !key.paused && (key.holdsSlot ? key.running < key.limit : key.active < key.limit);
+  /** Its place in arrival order among heads due at the same time (`Turn.order`). */
+  order: number;
+};
+
+/** True when a job of the key that holds no slot yet may take one now. */
+export function hasFreeSlot(key: KeyView): boolean {
+  return !key.paused && key.counts.active < key.limit;
 }
 
-/** Whether a key may start its head: within its limit (`withinKeyLimit`) and its rate limit. */
-export function keyMayStart(key: {
-  paused: boolean;
-  active: number;
-  running: number;
-  limit: number;
-  headHoldsSlot: boolean;
-  rateRoom: number;
-}): boolean {
-  return withinKeyLimit({ ...key, holdsSlot: key.headHoldsSlot }) && key.rateRoom > 0;
+/** Whether the key's limit lets a job start: not paused, and within its parallelism. A job that
+ * holds its slot needs no free one, only fewer running attempts than the limit: until a limit is
+ * lowered that always holds; after, holders past the new limit run one after another as running
+ * ones end (review 2026-11-27 L4). */
+export function withinKeyLimit(key: KeyView, holdsSlot: boolean): boolean {
+  return !key.paused && (holdsSlot ? key.counts.running < key.limit : hasFreeSlot(key));
+}
+
+/** Whether the key could start its head, whichever kind it is: within its limit for a head that
+ * holds its slot or for one that does not. When false, its head need not be read. */
+export function mayStartAnyHead(key: KeyView): boolean {
+  return withinKeyLimit(key, false) || withinKeyLimit(key, true);
+}
+
+/** When the key's rate limit next lets it start, if it does not now. */
+export function keyAllowedAt(key: KeyView, now: number): number | undefined {
+  return nextAllowedAt(key.counts.startLog, key.rateLimit, now);
+}
+
+/** Whether a key may start its head now: within its limit (`withinKeyLimit`) and its rate limit. */
+export function headMayStart(key: KeyView, head: HeadView | null, now: number): boolean {
+  return (
+    head !== null &&
+    withinKeyLimit(key, head.holdsSlot) &&
+    rateRoom(key.counts.startLog, key.rateLimit, now) > 0
+  );
+}
+
+/** Whether a due job of the key, met in due order (fairness "due"), starts at once rather than
+ * waiting in its key's queue: one that holds its slot starts within the key's limit; another takes
+ * a free slot, unless jobs of its key wait ahead of it; neither while the rate limit holds the key. */
+export function startsOnArrival(key: KeyView, holdsSlot: boolean, now: number): boolean {
+  if (keyAllowedAt(key, now) !== undefined) return false;
+  return holdsSlot ? withinKeyLimit(key, true) : hasFreeSlot(key) && key.counts.queued === 0;
+}
+
+/** The key's rate log after one start at `now` (its buckets' `from` filled in, as stored). */
+export function logKeyStart(key: KeyView, now: number): Required<StartLog[number]>[] | undefined {
+  if (key.rateLimit === undefined) return key.counts.startLog?.map(withFrom);
+  return logStarts(key.counts.startLog, key.rateLimit, now, 1)?.map(withFrom);
+}
+
+function withFrom(bucket: StartLog[number]): Required<StartLog[number]> {
+  return { from: bucket.from ?? bucket.at, at: bucket.at, n: bucket.n };
+}
+
+/** A level's fair-share clocks (section 13): its virtual time (the pass of its latest turn taken
+ * with rivals) and the pass of its jobs without a key. */
+export type LevelClock = { time: number; unkeyed: number };
+
+/** The key's turn at its head's level, joined to the level's time (`clock.time`). */
+export function keyTurn(
+  key: KeyView,
+  head: HeadView,
+  clock: LevelClock,
+  maxParallelism: number,
+): Turn {
+  const reserve = reserveInEffect(key.reserve, key.limit, maxParallelism);
+  return {
+    key: key.counts.key,
+    tier: tierOf(key.counts.running, reserve),
+    pass: joinPass(key.counts.pass, clock.time),
+    runAt: head.runAt,
+    order: head.order,
+  };
+}
+
+/** The turn of the level's jobs without a key, whose next job is due at `runAt`: one more key of
+ * DEFAULT_WEIGHT, never below a reserve. */
+export function unkeyedTurn(clock: LevelClock, runAt: number): Turn {
+  return { key: null, tier: 1, pass: joinPass(clock.unkeyed, clock.time), runAt };
+}
+
+/** Takes `turn`, of a contender of `weight`, on its level's clock. With rivals, the level's time
+ * moves up to the turn's pass and the contender's pass moves on by 1/weight (`pass`); alone, a
+ * contender owes nothing to anyone and nothing moves (undefined). */
+export function takeTurn(
+  clock: LevelClock,
+  turn: Turn,
+  weight: number,
+  rivals: boolean,
+): { time: number; pass: number } | undefined {
+  if (!rivals) return undefined;
+  return { time: Math.max(clock.time, turn.pass), pass: passAfterTurn(turn.pass, weight) };
+}
+
+/** A key's place in the `keyReady` list as last written: its head's due time, and under fair share
+ * its tier and virtual pass (none for a hint, a key listed before it has a place). */
+export type ListedPlace = { key: string; runAt: number; tier?: number; pass?: number };
+
+/** True when `turn` would go after the last listed place read (`bound`), so an unread place
+ * might go first. A hint bounds every turn. */
+export function beyondBound(turn: Turn, bound: ListedPlace): boolean {
+  if (bound.tier === undefined || bound.pass === undefined) return true;
+  // The place's head may have arrived after the turn's: only a later tier, pass or due time counts.
+  const last = { key: bound.key, tier: bound.tier, pass: bound.pass, runAt: bound.runAt };
+  return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
+}
+
+/** The tier of a listed key that waits for its rate limit's window (read after the others). */
+export const TIER_WAITING = 2;
+
+/**
+ * Where the key goes in the `keyReady` list, or undefined when it leaves it: listed while its
+ * head may start, at the head's due time (under fair share, `share`, also its tier and pass); a key
+ * that only its rate limit holds is listed at the time it may start, in TIER_WAITING; a key at its
+ * parallelism, paused or with nothing queued is not listed (whoever changes that lists it again).
+ */
+export function placeOf(
+  key: KeyView,
+  head: HeadView | null,
+  now: number,
+  share?: { clock: LevelClock; maxParallelism: number },
+): Omit<ListedPlace, "key"> | undefined {
+  if (head === null) return undefined;
+  const allowedAt = keyAllowedAt(key, now);
+  const waitsForRate = allowedAt !== undefined && withinKeyLimit(key, head.holdsSlot);
+  if (!waitsForRate && !headMayStart(key, head, now)) return undefined;
+  const turn = share && keyTurn(key, head, share.clock, share.maxParallelism);
+  return {
+    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
+    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
+    pass: turn?.pass,
+  };
 }
 
 /** A log of starts in buckets, as a rate limit counts them (mainLoop/rateLimit.ts keeps the
