@@ -25,6 +25,7 @@ import {
 import {
   beyondBound,
   DEFAULT_WEIGHT,
+  earliestDue,
   firstTurn,
   hasFreeSlot,
   headMayStart,
@@ -172,10 +173,14 @@ async function startLevel(
       // so the merge stays in due order.
       if ((d === due.length && dueFull) || (r === ready.length && readyFull)) break;
       const f = ofLevel();
-      const next = earliest(
-        f >= 0 ? { kind: "freed", ...freed[f] } : undefined,
-        r < ready.length ? { kind: "ready", row: ready[r] } : undefined,
-        d < due.length ? { kind: "due", row: due[d] } : undefined,
+      // Known keys' heads before listed keys' before due rows, on a tie (`earliestDue`).
+      const next = earliestDue(
+        [
+          f >= 0 ? { kind: "freed", ...freed[f] } : undefined,
+          r < ready.length ? { kind: "ready", row: ready[r] } : undefined,
+          d < due.length ? { kind: "due", row: due[d] } : undefined,
+        ],
+        runAtOf,
       );
       if (next === undefined) break;
       if (next.kind === "due") {
@@ -433,16 +438,6 @@ async function anythingDue(pass: Pass): Promise<boolean> {
 
 function runAtOf(candidate: Candidate): number {
   return candidate.kind === "freed" ? candidate.runAt : candidate.row.runAt;
-}
-
-/** The candidate due first. The first given wins a tie: a queued head was read from
- * `pendingStart` before any row still there, so it goes before a due row of the same time. */
-function earliest(...candidates: Array<Candidate | undefined>): Candidate | undefined {
-  let best: Candidate | undefined;
-  for (const candidate of candidates) {
-    if (candidate && (best === undefined || runAtOf(candidate) < runAtOf(best))) best = candidate;
-  }
-  return best;
 }
 
 /** Up to `limit` listed keys of one priority level whose head is due, in runAt order. */

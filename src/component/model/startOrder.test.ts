@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   compareTurns,
+  earliestDue,
   firstTurn,
   joinPass,
   headMayStart,
@@ -97,6 +98,14 @@ describe("start order", () => {
     expect(firstTurn([above, below], "share")).toBe(below);
     // Under "due", tiers and passes are ignored: the earlier due head goes first.
     expect(firstTurn([above, below], "due")).toBe(above);
+  });
+
+  it("under fairness due, the earliest due goes first, and the first given wins a tie", () => {
+    const at = (runAt: number, name: string) => ({ runAt, name });
+    const runAtOf = (c: { runAt: number }) => c.runAt;
+    expect(earliestDue([at(5, "a"), undefined, at(3, "b")], runAtOf)?.name).toBe("b");
+    expect(earliestDue([undefined, at(3, "a"), at(3, "b")], runAtOf)?.name).toBe("a");
+    expect(earliestDue([undefined, undefined], runAtOf)).toBeUndefined();
   });
 
   it("caps a reserve by the key's and the pool's parallelism", () => {

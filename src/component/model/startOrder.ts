@@ -69,6 +69,21 @@ export function compareTurns(a: Turn, b: Turn, fairness: Fairness): number {
   return a.key < b.key ? -1 : 1;
 }
 
+/** Under `fairness: "due"`, the candidate due first (`runAtOf`), if any. The first given wins a
+ * tie: the stage gives a queued head before a due `pendingStart` row, since a head was read from
+ * `pendingStart` before any row still there, so it goes before a row of the same due time. */
+export function earliestDue<T>(
+  candidates: ReadonlyArray<T | undefined>,
+  runAtOf: (candidate: T) => number,
+): T | undefined {
+  let best: T | undefined;
+  for (const candidate of candidates) {
+    if (candidate === undefined) continue;
+    if (best === undefined || runAtOf(candidate) < runAtOf(best)) best = candidate;
+  }
+  return best;
+}
+
 /** The turn that goes first among `turns`, if any. */
 export function firstTurn<T extends Turn>(turns: Iterable<T>, fairness: Fairness): T | undefined {
   let best: T | undefined;
