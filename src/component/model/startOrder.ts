@@ -69,6 +69,19 @@ export function compareTurns(a: Turn, b: Turn, fairness: Fairness): number {
   return a.key < b.key ? -1 : 1;
 }
 
+/** The first of `items` by `compare` (negative: the first argument goes first), if any; the
+ * earlier given wins a tie. Undefined items are skipped. */
+function firstBy<T>(
+  items: Iterable<T | undefined>,
+  compare: (a: T, b: T) => number,
+): T | undefined {
+  let best: T | undefined;
+  for (const item of items) {
+    if (item !== undefined && (best === undefined || compare(item, best) < 0)) best = item;
+  }
+  return best;
+}
+
 /** Under `fairness: "due"`, the candidate due first (`runAtOf`), if any. The first given wins a
  * tie: the stage gives a queued head before a due `pendingStart` row, since a head was read from
  * `pendingStart` before any row still there, so it goes before a row of the same due time. */
@@ -76,21 +89,12 @@ export function earliestDue<T>(
   candidates: ReadonlyArray<T | undefined>,
   runAtOf: (candidate: T) => number,
 ): T | undefined {
-  let best: T | undefined;
-  for (const candidate of candidates) {
-    if (candidate === undefined) continue;
-    if (best === undefined || runAtOf(candidate) < runAtOf(best)) best = candidate;
-  }
-  return best;
+  return firstBy(candidates, (a, b) => runAtOf(a) - runAtOf(b));
 }
 
 /** The turn that goes first among `turns`, if any. */
 export function firstTurn<T extends Turn>(turns: Iterable<T>, fairness: Fairness): T | undefined {
-  let best: T | undefined;
-  for (const turn of turns) {
-    if (best === undefined || compareTurns(turn, best, fairness) < 0) best = turn;
-  }
-  return best;
+  return firstBy(turns, (a, b) => compareTurns(a, b, fairness));
 }
 
 /** What the start order reads of a key (mainLoop/keyState.ts's entry, as a pass holds it): its
