@@ -302,7 +302,7 @@ export function installFastTables(): void {
 /**
  * Calls `patch` with the database prototype of each component of every convex-test backend, as the
  * backend's transactions enter their AsyncLocalStorage: the one hook the test backend's speed-ups
- * (this file's, test/indexedRanges.ts) are installed through. `patch` must be idempotent.
+ * (this file's, bench/indexedRanges.ts) are installed through. `patch` must be idempotent.
  */
 export function patchEachBackendDatabase(patch: (prototype: object) => void): void {
   const alsProto = AsyncLocalStorage.prototype as any;

@@ -26,6 +26,7 @@ import { probe, type Probe } from "./app/probe.js";
 import schema from "./app/schema.js";
 import { installInstrumentation, resetCounters, type Counters } from "./instrument.js";
 import { installFastTables } from "./fastTables.js";
+import { installIndexedRanges } from "./indexedRanges.js";
 import { installWritesByTable, resetWritesByTable, saveWritesByTable } from "./writesByTable.js";
 import {
   installActionSlots,
@@ -273,6 +274,7 @@ export async function runScenario(side: SideName, sc: Scenario): Promise<Result>
   installInstrumentation();
   installWritesByTable();
   installFastTables();
+  installIndexedRanges();
   installActionSlots();
   await warmUp();
   const wallStart = performance.now();

@@ -18,6 +18,7 @@ import { vi } from "vitest";
 import { api } from "./app/_generated/api.js";
 import { newBackend, warmUp } from "./harness.js";
 import { installFastTables } from "./fastTables.js";
+import { installIndexedRanges } from "./indexedRanges.js";
 import {
   installInstrumentation,
   onTopLevelTransaction,
@@ -128,6 +129,7 @@ async function createSchedules(
 export async function runScheduleBench(config: ScheduleBenchConfig): Promise<ScheduleBenchResult> {
   installInstrumentation();
   installFastTables();
+  installIndexedRanges();
   await warmUp();
   const wallStart = performance.now();
 

@@ -1,5 +1,5 @@
 /**
- * The sorted indexes of test/indexedRanges.ts must not change what any query answers: after any
+ * The sorted indexes of bench/indexedRanges.ts must not change what any query answers: after any
  * sequence of inserts, patches and deletes, committed or rolled back, and inside a transaction
  * with writes of its own, every range on an index, taken first, a few or all, in either order,
  * answers the same documents in the same order as convex-test's walk of the whole table.
@@ -7,7 +7,7 @@
 import { convexTest } from "convex-test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { installIndexedRanges, withoutIndexedRanges } from "./indexedRanges.js";
+import { installIndexedRanges, withoutIndexedRanges } from "../bench/indexedRanges.js";
 import schema from "./app/schema.js";
 import { appModules } from "./helpers.js";
 

@@ -147,7 +147,7 @@ import {
 } from "./deployment.js";
 import { step, stepWithoutDelay } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
-import { installIndexedRanges } from "./indexedRanges.js";
+import { installIndexedRanges } from "../bench/indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
 import { KeyShares, shareOps, StartRules, type RuleRow, type ShareOp } from "./shareOracle.js";
 import {

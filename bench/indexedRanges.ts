@@ -1,6 +1,8 @@
 /**
- * Index ranges answered from sorted indexes, for convex-test's embedded database: the chaos
- * programs' loop passes (test/model.test.ts) were most of their time in convex-test's query
+ * Index ranges answered from sorted indexes, for convex-test's embedded database, in the chaos
+ * programs (test/model.test.ts) and the bench (harness.ts, schedules.ts, where a backlog of 50,000
+ * jobs under one key made each of its queue's reads walk all of them). The programs' loop passes
+ * were most of their time in convex-test's query
  * evaluation, which walks every document of a table, checks its range and sorts the matches, for
  * every `first()` or `take(n)` on an index (measured: a program of 1,700 jobs under a rate limit,
  * 250 of its 464 s in the loop's range queries on `work` and `pendingStart`).
@@ -27,7 +29,7 @@ import {
   writeClockNow,
   tableOfId,
   writtenIds,
-} from "../bench/fastTables.js";
+} from "./fastTables.js";
 
 type Doc = Record<string, unknown> & { _id: string };
 type Db = {
