@@ -43,7 +43,7 @@ const SLOW_ONLY = [
   "test/rateLimit.test.ts",
   "test/deliver.test.ts",
   // Fair share's scenarios (API-EXTENSIONS section 13; its rules are unit-tested in the fast
-  // tier, src/component/model/startOrder.test.ts): about 20 s, a backlog of 1,000 jobs among them.
+  // tier, src/component/model/startOrder.test.ts): about 25 s, a backlog of 1,000 jobs among them.
   "test/fairShare.test.ts",
   // The pass budget and Convex's per-transaction limits met on purpose (each drives thousands of
   // rows or values near 1 MiB through the deployment backend, 5–17 s apiece): every stage at a

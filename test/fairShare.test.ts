@@ -238,3 +238,88 @@ describe("fair share after many keys are resumed at once", () => {
     expect(passes.length - before).toBeLessThan(40);
   });
 });
+
+/** The loop's read cursors (schema.ts `loopState.cursors`). */
+async function cursors(t: any): Promise<Record<string, number | undefined>> {
+  return await t.runInComponent("workpool", async (ctx: any) => {
+    return (await ctx.db.query("loopState").first())?.cursors ?? {};
+  });
+}
+
+/** Whether every given job finished with a success. */
+async function allSucceeded(t: any, ids: string[]): Promise<boolean> {
+  for (const id of ids) if ((await info(t, id))?.result?.kind !== "success") return false;
+  return true;
+}
+
+describe("fair share's reads of hints", () => {
+  it("reads hints from past the ones it placed, and still starts a key resumed later", async () => {
+    const t = setup();
+    const poolOptions = { maxParallelism: 50 };
+    const keys = { prefix: "k", from: 0, to: 100 };
+    await t.mutation(anyApi.chaos.pauseKeys, { ...keys, resume: false });
+    await t.mutation(anyApi.chaos.enqueueSpread, {
+      kind: "mutation",
+      n: 100,
+      prefix: "j",
+      firstDelayMs: 0,
+      spacingMs: 0,
+      poolOptions,
+      poolKeyPrefix: "k",
+    });
+    await callPool(t, "pause", [{ key: "late" }], poolOptions);
+    const [late] = await enqueue(t, "mutation", [{ key: "late:0" }], {
+      poolOptions,
+      options: { key: "late" },
+    });
+    await runFor(t, 2_000);
+    await t.mutation(anyApi.chaos.pauseKeys, { ...keys, resume: true });
+    await runUntil(t, async () => (await jobStates(t)).finished === 100, 30_000);
+    // The 100 hints were placed: the next read starts at the last one's segment (less a margin).
+    const resumedAt = Date.now();
+    const { hints } = await cursors(t);
+    expect(hints).toBeGreaterThanOrEqual(Math.floor((resumedAt - 30_000) / 100));
+    // A hint written after the cursor moved is read from it: its key starts.
+    await runFor(t, 5_000);
+    await callPool(t, "resume", [{ key: "late" }], poolOptions);
+    await runUntil(t, () => allSucceeded(t, [late]), 10_000);
+    expect((await cursors(t)).hints).toBeGreaterThan(hints as number);
+  });
+
+  it("starts a key listed in due order once the pool returns to fair share, however old its row", async () => {
+    const t = setup();
+    // One start per key in 6 s: X's second job waits listed for its key's rate limit.
+    const share = {
+      maxParallelism: 5,
+      keyRateLimit: { starts: 1, periodMs: 6_000 },
+      fairness: "share",
+    };
+    const due = { ...share, fairness: "due" };
+    const xs = await enqueue(t, "mutation", [{ key: "X:0" }, { key: "X:1" }], {
+      poolOptions: share,
+      options: { key: "X" },
+    });
+    await callPool(t, "pause", [{ key: "Z" }], share);
+    const [z] = await enqueue(t, "mutation", [{ key: "Z:0" }], {
+      poolOptions: share,
+      options: { key: "Z" },
+    });
+    await runFor(t, 1_500);
+    // Z's hint, written well after X's row, moves the hint cursor past that row.
+    await callPool(t, "resume", [{ key: "Z" }], share);
+    await runUntil(t, () => allSucceeded(t, [z]), 500);
+    expect((await cursors(t)).hints).toBeGreaterThan(0);
+    // In due order a new job of X places X's row again, without a turn...
+    const more = await enqueue(t, "mutation", [{ key: "X:2" }], {
+      poolOptions: due,
+      options: { key: "X" },
+    });
+    await runFor(t, 500);
+    expect((await cursors(t)).hints).toBeUndefined();
+    // ...and back under fair share that old row is read as a hint: X's jobs start as its limit
+    // allows.
+    await enqueue(t, "mutation", [{ key: "u:0" }], { poolOptions: share });
+    await runUntil(t, () => allSucceeded(t, [...xs, ...more]), 15_000);
+    expect(started("X")).toEqual(["X:0", "X:1", "X:2"]);
+  });
+});

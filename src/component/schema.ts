@@ -681,6 +681,14 @@ export default defineSchema({
         keyedStart: v.optional(v.number()),
         keyedHigh: v.optional(v.number()),
         keyedLow: v.optional(v.number()),
+        /** The cursors of the hints in `keyReady` (keys `resume` or `setKeyParallelism` listed
+         * without a place), per level, by creation segment, under fair share: a hint's row leaves
+         * the hints' range when the loop places it, and these keep later reads past the tombstones
+         * a mass resume leaves there. Unset under `fairness: "due"`, which places rows without a
+         * tier. */
+        hints: v.optional(v.number()),
+        hintsHigh: v.optional(v.number()),
+        hintsLow: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so

@@ -12,7 +12,7 @@ import type { ExecutorEntry } from "./executors.js";
 import type { KeyEntry } from "./keyState.js";
 import type { Logger } from "../model/logging.js";
 import { PRIORITY_LEVELS, type StoredPriority } from "../model/validators.js";
-import { readFrom } from "../model/segments.js";
+import { dueSegment, readFrom, segmentStart } from "../model/segments.js";
 import { valueSizeBytes } from "../model/valueMeasure.js";
 import { budgetSpent } from "./passBudget.js";
 import { errorMessage } from "../model/errors.js";
@@ -72,6 +72,33 @@ export function startCursorOf(priority: StoredPriority, keyed = false): keyof Cu
   if (keyed)
     return priority === "high" ? "keyedHigh" : priority === "low" ? "keyedLow" : "keyedStart";
   return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
+}
+
+/** The cursor of a level's hints in `keyReady` (schema.ts `cursors.hints`). */
+export function hintCursorOf(priority: StoredPriority): keyof Cursors {
+  return priority === "high" ? "hintsHigh" : priority === "low" ? "hintsLow" : "hints";
+}
+
+/** The creation time a pass reads a level's hints from: its cursor's segment, less the margin, as
+ * for the pending tables (a hint's writer's clock may be behind the loop's). */
+export function hintsFrom(pass: Pass, level: StoredPriority): number {
+  return segmentStart(tableFrom(pass, hintCursorOf(level)));
+}
+
+/** Records that every hint of a level created before `createdAt`'s segment was read and placed
+ * (or dropped) by this pass. */
+export function advanceHintCursor(pass: Pass, level: StoredPriority, createdAt: number): void {
+  advanceCursor(pass, hintCursorOf(level), dueSegment(createdAt));
+}
+
+/** Drops the hint cursors: under `fairness: "due"` the loop lists keys without a tier, in rows of
+ * any age, which a later pass under fair share must read as hints from the start. */
+export function forgetHintCursors(pass: Pass): void {
+  const cursors = pass.state.cursors;
+  if (cursors === undefined) return;
+  delete cursors.hints;
+  delete cursors.hintsHigh;
+  delete cursors.hintsLow;
 }
 
 /** The segment due order reads a level's rows (both kinds) from: the lower of its two cursors. */

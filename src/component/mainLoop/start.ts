@@ -44,8 +44,11 @@ import {
 import { handOverTask } from "./executors.js";
 import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
+  advanceHintCursor,
   advanceStartCursor,
   countDueStarts,
+  forgetHintCursors,
+  hintsFrom,
   readDueStarts,
   startCursorOf,
   tableFrom,
@@ -287,9 +290,17 @@ async function startLevelShared(
   const hintRoom = Math.min(START_BATCH - budget.taken, chunk);
   const hints = await pass.ctx.db
     .query("keyReady")
-    .withIndex("by_share", (q) => q.eq("priority", level).eq("tier", undefined))
+    .withIndex("by_share", (q) =>
+      q
+        .eq("priority", level)
+        .eq("tier", undefined)
+        .eq("pass", undefined)
+        .gte("_creationTime", hintsFrom(pass, level)),
+    )
     .take(hintRoom);
   const hintsLeft = hints.length === hintRoom;
+  // Every hint read is placed at the end of the pass (`listKeys`): the next read starts past them.
+  if (hints.length > 0) advanceHintCursor(pass, level, hints[hints.length - 1]._creationTime);
   // Then the placed keys, first in the level's order; a full read leaves a bound no turn may pass.
   const listed = hintsLeft
     ? []
@@ -728,6 +739,9 @@ async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
       ? { clock: levelClock(pass, head.priority), maxParallelism: pass.config.maxParallelism }
       : undefined;
   const place = head === null ? undefined : placeOf(entry, view(head), pass.now, share);
+  // A row placed without a turn (due order) is a hint to a later pass under fair share, however
+  // old: that pass reads the hints from the start.
+  if (place !== undefined && place.tier === undefined) forgetHintCursors(pass);
   const listed = await listedRow(pass, entry);
   if (head === null || place === undefined) {
     if (listed !== null) await pass.ctx.db.delete("keyReady", listed._id);
