@@ -82,8 +82,8 @@ const priorityHighJobs = envInt("BENCH_PRIORITY_HIGH_JOBS", 40);
 const executorJobs = envInt("BENCH_EXECUTOR_JOBS", 10_000);
 const executorSingleJobs = envInt("BENCH_EXECUTOR_SINGLE_JOBS", 10_000);
 /** Scenario 11a/11b's jobs per small tenant (the big tenant has FAIR_SKEW times as many): 2, 1/25
- * of issue 40's example (50), so that every `npm run bench` can afford them: at 1/5 (10 each)
- * 11a took 8 to 10 minutes a side and 11b 5½ on two busy cores (docs/PERFORMANCE.md). */
+ * of issue 40's example (50), so that every `npm run bench` can afford them: at full size (50
+ * each) 11a took 10 minutes for ours and 9 to 18 for the peer's, and 11b 7 (docs/PERFORMANCE.md). */
 const fairSmallJobs = envInt("BENCH_FAIR_SMALL_JOBS", 2);
 const fairTenants = envInt("BENCH_FAIR_TENANTS", 100);
 const fairSplitJobs = envInt("BENCH_FAIR_SPLIT_JOBS", 1000);
