@@ -81,8 +81,9 @@ function valueKey(value: unknown): string | undefined {
     : undefined;
 }
 
-/** A document's value at a dotted field path, as convex-test reads it for index ranges. */
-function fieldValue(doc: unknown, fieldPath: string): unknown {
+/** A document's value at a dotted field path, as convex-test reads it for index ranges and
+ * sorting. */
+export function fieldValue(doc: unknown, fieldPath: string): unknown {
   let value = doc;
   for (const part of fieldPath.split(".")) {
     value =

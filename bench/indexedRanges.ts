@@ -25,6 +25,7 @@ import {
   patchDatabasePrototype,
   patchEachBackendDatabase,
   equalityOf,
+  fieldValue,
   isWritten,
   writeClockNow,
   tableOfId,
@@ -53,18 +54,6 @@ let candidates: { table: string; ids: string[] } | undefined;
 let enabled = true;
 const patched = new WeakSet<object>();
 let installed = false;
-
-/** A document's value at a dotted path, as convex-test reads it for index ranges and sorting. */
-function fieldValue(doc: unknown, fieldPath: string): unknown {
-  let value = doc;
-  for (const part of fieldPath.split(".")) {
-    value =
-      value !== null && typeof value === "object" && !Array.isArray(value)
-        ? (value as Record<string, unknown>)[part]
-        : undefined;
-  }
-  return value;
-}
 
 const keyOf = (doc: Doc, fields: string[]) => fields.map((field) => fieldValue(doc, field));
 
