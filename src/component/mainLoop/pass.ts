@@ -69,14 +69,24 @@ export function tableFrom(pass: Pass, table: keyof Cursors): number {
  * rows. In due order (`fairness: "due"`) the stage reads both kinds together from the lower one
  * and moves both (`dueStartsFrom`); under fair share each kind has its own. */
 export function startCursorOf(priority: StoredPriority, keyed = false): keyof Cursors {
-  if (keyed)
-    return priority === "high" ? "keyedHigh" : priority === "low" ? "keyedLow" : "keyedStart";
-  return priority === "high" ? "startHigh" : priority === "low" ? "startLow" : "start";
+  return keyed
+    ? ofLevel(priority, "keyedHigh", "keyedStart", "keyedLow")
+    : ofLevel(priority, "startHigh", "start", "startLow");
 }
 
 /** The cursor of a level's hints in `keyReady` (schema.ts `cursors.hints`). */
 export function hintCursorOf(priority: StoredPriority): keyof Cursors {
-  return priority === "high" ? "hintsHigh" : priority === "low" ? "hintsLow" : "hints";
+  return ofLevel(priority, "hintsHigh", "hints", "hintsLow");
+}
+
+/** The one of three cursors that belongs to a priority level. */
+function ofLevel(
+  priority: StoredPriority,
+  high: keyof Cursors,
+  normal: keyof Cursors,
+  low: keyof Cursors,
+): keyof Cursors {
+  return priority === "high" ? high : priority === "low" ? low : normal;
 }
 
 /** The creation time a pass reads a level's hints from: its cursor's segment, less the margin, as
