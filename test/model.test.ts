@@ -1895,12 +1895,12 @@ async function runOn(
       case "setKeyShare":
         usedKeys.add(step.key);
         await callPool(t, "setKeyShare", [step.key, step.share]);
-        shares.apply(step, Date.now());
+        shares.apply(step, leftTheLine.length);
         break;
       case "setKeyRateLimit":
         usedKeys.add(step.key);
         await callPool(t, "setKeyRateLimit", [step.key, step.rateLimit]);
-        shares.apply(step, Date.now());
+        shares.apply(step, leftTheLine.length);
         break;
       case "setKeyParallelism":
         usedKeys.add(step.key);
@@ -2400,8 +2400,8 @@ async function runOn(
   const keyOfJob = new Map(jobs.map((job) => [job.id as string, job.poolKey]));
   shares.check(usedKeys, (key) =>
     leftTheLine
-      .filter((e) => e.workId !== undefined && keyOfJob.get(e.workId) === key)
-      .map((e) => e.at),
+      .map((e, order) => ({ at: e.at, order, key: e.workId && keyOfJob.get(e.workId) }))
+      .filter((start) => start.key === key),
   );
   const rows = await inComponent(t, async (ctx) => ({
     keyQueue: await ctx.db.query("keyQueue").collect(),

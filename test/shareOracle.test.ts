@@ -223,3 +223,36 @@ describe("a reserve is never passed over", () => {
     expect(rules.look(viewAt(T0 + 100, [pending("a1", "A"), retry], { started }))).toEqual([]);
   });
 });
+
+describe("no key starts more than its rate limit in a window", () => {
+  /** The loop's starts of key A at these times, each after `order` starts of any key. */
+  const startsOfA = (...ats: number[]) => ats.map((at, order) => ({ at, order }));
+  const oneIn200 = (startsBefore: number) => {
+    const shares = new KeyShares();
+    const rateLimit = { starts: 1, periodMs: 200 };
+    shares.apply({ op: "setKeyRateLimit", key: "A", rateLimit }, startsBefore);
+    return shares;
+  };
+  const check = (shares: KeyShares, starts: Array<{ at: number; order: number }>) => () =>
+    shares.check(["A"], (key) => (key === "A" ? starts : []));
+
+  it("reports two starts in one window after the limit was set", () => {
+    expect(check(oneIn200(0), startsOfA(T0, T0 + 150))).toThrow(/starts of A in one window/);
+  });
+
+  it("is quiet for starts a window apart", () => {
+    expect(check(oneIn200(0), startsOfA(T0, T0 + 200, T0 + 400))).not.toThrow();
+  });
+
+  it("counts from the starts logged after the change, whatever their clock says", () => {
+    // A pass that ran before the change logged both at a clock a millisecond past the test's.
+    expect(check(oneIn200(2), startsOfA(T0 + 1, T0 + 1))).not.toThrow();
+    expect(check(oneIn200(1), startsOfA(T0 + 1, T0 + 1, T0 + 100))).toThrow(/in one window/);
+  });
+
+  it("is quiet once the limit is removed", () => {
+    const shares = oneIn200(0);
+    shares.apply({ op: "setKeyRateLimit", key: "A", rateLimit: false }, 0);
+    expect(check(shares, startsOfA(T0, T0 + 1))).not.toThrow();
+  });
+});
