@@ -27,7 +27,9 @@
  * After every step the model checks each key's limit (jobs holding its slot: running or backing
  * off; a lowered limit lets those already in finish) and `keyStatus` against the jobs' states, and
  * that nothing paused started an attempt; at the end, that each key's jobs first started in due
- * order, then enqueue order.
+ * order, then enqueue order. Fair share (section 13, test/shareOracle.ts): programs set keys'
+ * weights, reserves and rate limits, and one in five switches the pool's `fairness` to "due" and
+ * perhaps back to "share" (drawn last); the start rules are checked look by look.
  *
  * Tasks (API-EXTENSIONS section 8): a job may be a task of the test app's executor (test/app/
  * tasks.ts `model`: three at once per executor), enqueued alone or in an `enqueueTaskBatch` of two
@@ -149,7 +151,16 @@ import { step, stepWithoutDelay } from "./virtualClock.js";
 import { installFastTables } from "../bench/fastTables.js";
 import { installIndexedRanges } from "../bench/indexedRanges.js";
 import { checkPassBudget, recordedPasses, startPassRecording } from "./passBudget.js";
-import { KeyShares, shareOps, StartRules, type RuleRow, type ShareOp } from "./shareOracle.js";
+import {
+  fairnessSwitchDraw,
+  KeyShares,
+  shareOps,
+  StartRules,
+  withFairnessSwitch,
+  type FairnessOp,
+  type RuleRow,
+  type ShareOp,
+} from "./shareOracle.js";
 import {
   featureDraw,
   featuresLine,
@@ -271,7 +282,9 @@ type Op =
   /** One in HEAVY_LOAD_ONE_IN chaos programs (test/chaosProgram.ts). */
   | HeavyLoad
   /** Schedules, waiting jobs and groups (test/modelFeatures.ts), drawn after the rest. */
-  | FeatureOp;
+  | FeatureOp
+  /** The pool's `fairness` switched (test/shareOracle.ts `fairnessSwitchDraw`), drawn last. */
+  | FairnessOp;
 
 const MAX_ATTEMPTS = 3;
 /** A task canceled while it runs has its signal aborted within 2.5 s (API-EXTENSIONS section 8,
@@ -799,6 +812,8 @@ const newTotals = () => ({
   /** What the start rules of section 13 judged (plain programs): first starts weighed against a
    * key waiting below its reserve, and looks at a due job beside a free slot. */
   startRules: { looks: 0, startsJudged: 0, reservesWaiting: 0, freeSlotLooks: 0, idleJudged: 0 },
+  /** Switches of the pool's `fairness` between "share" and "due". */
+  fairnessSwitches: 0,
 });
 type Totals = ReturnType<typeof newTotals>;
 /** The start rules' evidence line: how often each rule had something to judge. */
@@ -816,7 +831,8 @@ afterAll(() => {
     console.log(
       `model-based run: ${totals.programs} programs, ${totals.operations} operations, ${totals.jobs} jobs, ` +
         `${totals.failingJobs} jobs with failing attempts, ${totals.runnerDeaths} runner deaths, ` +
-        `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues; ` +
+        `${totals.cancels} cancels, ${totals.duplicates} duplicate enqueues, ` +
+        `${totals.fairnessSwitches} fairness switches; ` +
         tasksLine(totals) +
         `; ${featuresLine(totals.features)}; start rules: ${startRulesLine(totals.startRules)}`,
     );
@@ -828,7 +844,8 @@ afterAll(() => {
       `chaos run: ${c.programs} programs, ${c.operations} operations, ${c.jobs} jobs ` +
         `(${c.bulkJobs} in bulk enqueues, ${c.largeValues} with large values, ${c.refused} refused as too deep), ` +
         `${c.failingJobs} with failing attempts, ${c.runnerDeaths} runner kills, ${c.cancels} cancels, ` +
-        `${c.duplicates} duplicate enqueues, ${c.retries} retries; ${tasksLine(c)}; ` +
+        `${c.duplicates} duplicate enqueues, ${c.retries} retries, ` +
+        `${c.fairnessSwitches} fairness switches; ${tasksLine(c)}; ` +
         `faults armed ${c.faultsArmed}, ` +
         `fired ${fired.join(", ")} (${c.executorFaultsFired} in executors); ` +
         `${c.poolFailures} pool transactions rolled back, ` +
@@ -1150,7 +1167,15 @@ async function runOn(
       : ((await inComponent(t, async (ctx) => await ctx.db.query("work").collect())) as WorkRow[]);
   totals.programs++;
   totals.operations += ops.length;
-  const poolOptions = () => ({ maxParallelism: limit, rateLimit, logLevel: "DEBUG" });
+  /** The `fairness` the program's clients pass, once it has switched it (before: none passed, the
+   * pool's default, "share"). */
+  let fairness: FairnessOp["fairness"] | undefined;
+  const poolOptions = () => ({
+    maxParallelism: limit,
+    rateLimit,
+    logLevel: "DEBUG",
+    ...(fairness === undefined ? {} : { fairness }),
+  });
   // Chaos programs: the app's functions that take sizes, and its digesting recorder. Tasks, of
   // either: the test app's executor (its task takes sizes too).
   const enqueueFnOf = (kind: Kind) =>
@@ -1336,6 +1361,7 @@ async function runOn(
       paused: poolPaused,
       rateLimited: rateLimit !== undefined,
       pausedKeys,
+      fairness: fairness ?? "share",
       keyLimit: (key) => keyLimits.get(key) ?? 1,
       started: leftTheLine,
     });
@@ -1857,6 +1883,12 @@ async function runOn(
         await t.mutation(anyApi.pool.updateConfig, { maxParallelism: limit });
         break;
       }
+      case "fairness":
+        // As an app would: its clients' option, which the next call of theirs passes on too.
+        fairness = step.fairness;
+        totals.fairnessSwitches++;
+        await t.mutation(anyApi.pool.updateConfig, { fairness });
+        break;
       case "operator": {
         operatorLimit = step.maxParallelism;
         await callPool(t, "setMaxParallelism", [operatorLimit]);
@@ -2504,6 +2536,7 @@ const chaosProgramOf = (
   withFeatureOps: boolean = operator,
   shares: boolean = true,
   tight: boolean = true,
+  fairnessSwitches: boolean = true,
 ) =>
   fc
     .tuple(
@@ -2515,11 +2548,13 @@ const chaosProgramOf = (
       featureDraw,
       // Drawn last; a replay of a program found before them draws nothing here.
       tight ? tightLimitsDraw : fc.constant(undefined),
+      fairnessSwitches ? fairnessSwitchDraw : fc.constant(undefined),
     )
-    .map(([drawn, rateLimit, seed, load, setting, featureOps, drawnLimits]) => {
+    .map(([drawn, rateLimit, seed, load, setting, featureOps, drawnLimits, switches]) => {
       // Schedules, waiting jobs and groups (drawn last: a replay of a program found before they
-      // existed passes `withFeatureOps` false and runs as it did).
-      const ops = withFeatureOps ? withFeatures(drawn, featureOps) : drawn;
+      // existed passes `withFeatureOps` false and runs as it did), and switches of `fairness`.
+      const base = withFairnessSwitch(drawn, switches);
+      const ops = withFeatureOps ? withFeatures(base, featureOps) : base;
       // Tightened limits only where the app's own mutations stay within them: not beside a
       // heavy load (its mutations are sized to the real limits); a bulk goes in several.
       const limits = heavy && !NO_HEAVY && load !== undefined ? undefined : drawnLimits;
@@ -2603,6 +2638,8 @@ const CHAOS_REPLAYS: Array<{
   features?: boolean;
   /** Whether its campaign drew tightened limits (none before 2026-12-02). */
   tight?: boolean;
+  /** Whether its campaign drew switches of `fairness` (none before 2026-12-02, fifth session). */
+  fairness?: boolean;
   what: string;
 }> = [
   {
@@ -2676,7 +2713,7 @@ describe("model-based", () => {
   describe.runIf(FULL_SCALE || process.env.FUZZ_REPLAYS === "1")("chaos replays", () => {
     it.each(CHAOS_REPLAYS)(
       "seed $seed, program $path: $what",
-      async ({ seed, path, taskWeight, heavy, operator, features, tight }) => {
+      async ({ seed, path, taskWeight, heavy, operator, features, tight, fairness }) => {
         installFastTables();
         installIndexedRanges();
         let ran = 0;
@@ -2691,6 +2728,7 @@ describe("model-based", () => {
               features ?? false,
               features ?? false,
               tight ?? false,
+              fairness ?? false,
             ),
             async (program) => {
               ran++;
@@ -2721,9 +2759,16 @@ describe("model-based", () => {
             featureDraw,
             // One program in four meets a reserve under contention, at a drawn place.
             fc.option(fc.tuple(reserveContention, fc.nat()), { nil: undefined, freq: 3 }),
-            (ops, rateLimit, featureOps, contention) =>
+            fairnessSwitchDraw,
+            (ops, rateLimit, featureOps, contention, switches) =>
               run(() =>
-                runProgram(withFeatures(withContention(ops, contention), featureOps), rateLimit),
+                runProgram(
+                  withFairnessSwitch(
+                    withFeatures(withContention(ops, contention), featureOps),
+                    switches,
+                  ),
+                  rateLimit,
+                ),
               ),
           ),
         { numRuns: RUNS, seed: SEED, path: process.env.FUZZ_PATH, verbose: 1 },

@@ -10,6 +10,7 @@ import {
   IDLE_SLOT_LIMIT_MS,
   KeyShares,
   StartRules,
+  withFairnessSwitch,
   type PoolView,
   type RuleJob,
   type RuleRow,
@@ -44,6 +45,7 @@ const viewAt = (now: number, rows: RuleRow[], more: Partial<PoolView> = {}): Poo
   paused: false,
   rateLimited: false,
   pausedKeys: new Set(),
+  fairness: "share",
   keyLimit: () => 2,
   started: [],
   ...more,
@@ -109,14 +111,16 @@ describe("no slot idle while a due job could start", () => {
 
 describe("a reserve is never passed over", () => {
   /** Key A below its reserve of 1 with a job due; `starter` takes a first start between two looks. */
-  function passOver(starter: RuleRow, also: RuleRow[] = []) {
+  function passOver(starter: RuleRow, also: RuleRow[] = [], more: Partial<PoolView> = {}) {
     const shares = new KeyShares();
     shares.apply({ op: "setKeyShare", key: "A", share: { reserve: 1 } }, 0);
     const rules = new StartRules(shares, () => [dueJob("a1")]);
     const before = [pending("a1", "A"), { ...starter, state: { kind: "pending" as const } }];
     const started = [{ at: T0 + 50, workId: starter._id }];
-    rules.look(viewAt(T0, [...before, ...also]));
-    return rules.look(viewAt(T0 + 100, [pending("a1", "A"), starter, ...also], { started }));
+    rules.look(viewAt(T0, [...before, ...also], more));
+    return rules.look(
+      viewAt(T0 + 100, [pending("a1", "A"), starter, ...also], { ...more, started }),
+    );
   }
 
   it("reports a first start without a key while a key waits below its reserve", () => {
@@ -127,6 +131,10 @@ describe("a reserve is never passed over", () => {
 
   it("reports a first start of another key at its reserve (0)", () => {
     expect(passOver(running("b", T0 + 50, "B"))).toHaveLength(1);
+  });
+
+  it('is quiet in due order (fairness "due" keeps no reserves)', () => {
+    expect(passOver(running("u", T0 + 50), [], { fairness: "due" })).toEqual([]);
   });
 
   it("is quiet when the waiting key got a start in the same window", () => {
@@ -254,5 +262,38 @@ describe("no key starts more than its rate limit in a window", () => {
     const shares = oneIn200(0);
     shares.apply({ op: "setKeyRateLimit", key: "A", rateLimit: false }, 0);
     expect(check(shares, startsOfA(T0, T0 + 1))).not.toThrow();
+  });
+});
+
+describe("switches of fairness drawn into a program", () => {
+  const ops = ["a", "b", "c"];
+  const names = (out: unknown[]) =>
+    out.map((o) => (typeof o === "string" ? o : (o as { fairness: string }).fairness));
+
+  it("puts the switch to due at its place, and the switch back after it", () => {
+    expect(names(withFairnessSwitch(ops, { at: 1, back: 1 }))).toEqual([
+      "a",
+      "due",
+      "b",
+      "share",
+      "c",
+    ]);
+    expect(names(withFairnessSwitch(ops, { at: 5, back: 0 }))).toEqual([
+      "a",
+      "due",
+      "share",
+      "b",
+      "c",
+    ]);
+    expect(names(withFairnessSwitch(ops, { at: 3, back: undefined }))).toEqual([
+      "a",
+      "b",
+      "c",
+      "due",
+    ]);
+  });
+
+  it("leaves a program without a draw as it was", () => {
+    expect(withFairnessSwitch(ops, undefined)).toBe(ops);
   });
 });

@@ -53,6 +53,47 @@ export function shareOps(poolKey: fc.Arbitrary<string>, weight = 1) {
   ];
 }
 
+/** A switch of the pool's `fairness` (section 13's opt-out): the start order turns from fair
+ * share to due order, or back. */
+export type FairnessOp = { op: "fairness"; fairness: "share" | "due" };
+
+/** A program's switches of `fairness`, drawn after the rest of it (so the programs a seed drew
+ * before this existed keep their other operations): none in most programs; in one of five, a
+ * switch to "due" at a drawn place (an index taken modulo the operations' number plus one), and
+ * half the time a switch back to "share" somewhere after it. Rows the loop placed in due order
+ * carry no fair-share place, so the switch back is where a pass must read them anew. */
+export const fairnessSwitchDraw: fc.Arbitrary<
+  { at: number; back: number | undefined } | undefined
+> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(undefined) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      at: fc.nat({ max: 11 }),
+      back: fc.option(fc.nat({ max: 11 }), { nil: undefined, freq: 2 }),
+    }),
+  },
+);
+
+/** `ops` with the drawn switches of `fairness` in their places. */
+export function withFairnessSwitch<O>(
+  ops: O[],
+  draw: { at: number; back: number | undefined } | undefined,
+): O[] {
+  if (draw === undefined) return ops;
+  const toDue = draw.at % (ops.length + 1);
+  const out: O[] = [...ops.slice(0, toDue), { op: "fairness", fairness: "due" } as O];
+  const rest = ops.slice(toDue);
+  if (draw.back === undefined) return [...out, ...rest];
+  const back = draw.back % (rest.length + 1);
+  return [
+    ...out,
+    ...rest.slice(0, back),
+    { op: "fairness", fairness: "share" } as O,
+    ...rest.slice(back),
+  ];
+}
+
 /** A start as the loop logged it: when (the transaction's clock), and how many starts of any key
  * were logged before it. */
 export type LoggedStart = { at: number; order: number };
@@ -171,6 +212,8 @@ export type PoolView = {
   /** The program has a pool rate limit (the idle-slot rule does not apply: the limit holds slots). */
   rateLimited: boolean;
   pausedKeys: ReadonlySet<string>;
+  /** The start order in force: reserves are section 13's fair share, so "due" has none to keep. */
+  fairness: "share" | "due";
   keyLimit: (key: string) => number;
   /** Every "started" line of the loop so far, in order (append-only). */
   started: ReadonlyArray<{ at: number; workId?: string }>;
@@ -191,7 +234,8 @@ const holdsSlot = (row: RuleRow) =>
 /**
  * Section 13's two start rules that no count after the fact can show, checked look by look while
  * the clock steps (plain programs: the chaos backend delays passes by design):
- * - **a reserve is never passed over**: while a key runs fewer attempts than its reserve in effect
+ * - **a reserve is never passed over** (under fair share, not in due order): while a key runs
+ *   fewer attempts than its reserve in effect
  *   and has a job clearly due that it may start (not paused, under its parallelism, no rate limit
  *   of its own), no job of a key at or above its own reserve, nor one without a key, takes a
  *   first start at the same level or a lower one before that key gets one;
@@ -271,7 +315,7 @@ export class StartRules {
   }
 
   private reserveRule(prev: Look, rows: Map<string, RuleRow>, view: PoolView): string[] {
-    if (view.paused) return [];
+    if (view.paused || view.fairness === "due") return [];
     const window = view.started.slice(prev.startedSeen);
     if (window.length === 0) return [];
     const startedKeys = new Set(

@@ -103,7 +103,10 @@ export const info = queryGeneric({
 });
 
 export const updateConfig = mutationGeneric({
-  args: { maxParallelism: v.optional(v.number()) },
+  args: {
+    maxParallelism: v.optional(v.number()),
+    fairness: v.optional(v.union(v.literal("share"), v.literal("due"))),
+  },
   handler: async (ctx, args) => {
     await ctx.runMutation(components.workpool.config.update, args);
   },
