@@ -141,6 +141,28 @@ describe("fair share", () => {
     expect(await loopPasses(t)).toBeLessThanOrEqual(passes + 2);
   });
 
+  it("a key waiting for its rate limit holds back no lower level, and the loop sleeps until it may start", async () => {
+    const t = setup();
+    // One slot: each pass reads one listed key of a level, and the one there waits 5 s.
+    const poolOptions = { maxParallelism: 1 };
+    await callPool(t, "setKeyRateLimit", ["slow", { starts: 1, periodMs: 5000 }], poolOptions);
+    await enqueue(t, "mutation", jobs("slow", 2, 0), {
+      poolOptions,
+      options: { key: "slow", priority: "high" },
+    });
+    await runUntil(t, () => started("slow").length === 1, 2000);
+    await runFor(t, 500);
+    const passes = await loopPasses(t);
+    await enqueue(t, "mutation", [{ key: "n:0", ms: 0 }], { poolOptions });
+    await runUntil(t, () => started("n").length === 1, 4000);
+    // The normal job ran while slow waited for its window, in a pass or two, not pass after pass.
+    expect(started("slow")).toEqual(["slow:0"]);
+    expect(await loopPasses(t)).toBeLessThanOrEqual(passes + 4);
+    await runUntil(t, () => started("slow").length === 2, 10_000);
+    const [first, second] = started("slow").map((label) => probe.starts.get(label)![0]);
+    expect(second - first).toBeGreaterThanOrEqual(5000);
+  });
+
   it('fairness "due" starts the earliest due job first across keys, ignoring weights', async () => {
     const t = setup();
     const poolOptions = { maxParallelism: 1, keyParallelism: 1, fairness: "due" };

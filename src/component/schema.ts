@@ -292,7 +292,8 @@ export default defineSchema({
     /** Under fair share (section 13): 0 while the key runs fewer attempts than its reserve, else 1;
      * unset on a hint (`setKeyParallelism`, `resume`) the loop has not placed yet. */
     tier: v.optional(v.number()),
-    /** Under fair share: the key's virtual pass when listed (model/startOrder.ts). */
+    /** Under fair share: the key's virtual pass when listed (model/startOrder.ts); in the tier of
+     * keys waiting for their rate limit (2), the time it may start instead. */
     pass: v.optional(v.number()),
   })
     .index("by_runAt", ["runAt"])

@@ -24,6 +24,7 @@ import {
 } from "./keyState.js";
 import {
   beyondBound,
+  TIER_WAITING,
   DEFAULT_WEIGHT,
   earliestDue,
   firstTurn,
@@ -302,14 +303,30 @@ async function startLevelShared(
   // Every hint read is placed at the end of the pass (`listKeys`): the next read starts past them.
   if (hints.length > 0) advanceHintCursor(pass, level, hints[hints.length - 1]._creationTime);
   // Then the placed keys, first in the level's order; a full read leaves a bound no turn may pass.
+  // Keys waiting for their rate limit are not in that order: those whose time has come are read
+  // apart, in the order it came (their `pass` is that time), and take turns like the rest. Read
+  // with the others, a waiting key would stand as a bound while it may not start, holding the
+  // level (and every lower one) undrained pass after pass (seed 4242, program 16).
   const listed = hintsLeft
     ? []
     : await pass.ctx.db
         .query("keyReady")
-        .withIndex("by_share", (q) => q.eq("priority", level).gte("tier", 0))
+        .withIndex("by_share", (q) =>
+          q.eq("priority", level).gte("tier", 0).lt("tier", TIER_WAITING),
+        )
         .take(want);
   const bound = listed.length === want ? listed[listed.length - 1] : undefined;
-  for (const row of [...hints, ...listed]) {
+  const waiting = hintsLeft
+    ? []
+    : await pass.ctx.db
+        .query("keyReady")
+        .withIndex("by_share", (q) =>
+          q.eq("priority", level).eq("tier", TIER_WAITING).lte("pass", pass.now),
+        )
+        .take(want);
+  // Some waiting keys whose time has come are left unread: any of them might go first.
+  const waitingLeft = waiting.length === want;
+  for (const row of [...hints, ...listed, ...waiting]) {
     if (contenders.has(row.key)) continue;
     const entry = await keyEntry(pass, row.key);
     entry.listed = row;
@@ -329,12 +346,13 @@ async function startLevelShared(
       head === undefined ? undefined : unkeyedTurn(clock, head.runAt);
     const next = firstTurn([...contenders.values(), ...(jobs ? [jobs] : [])], "share");
     if (next === undefined) {
-      exhausted = bound === undefined && !hintsLeft && !unkeyed.full;
+      exhausted = bound === undefined && !hintsLeft && !waitingLeft && !unkeyed.full;
       break;
     }
     // Past the listed keys read, an unread one might go first: the next pass goes on from there
     // (the first turn is taken regardless, so that every pass makes progress).
-    if (taken > 0 && (hintsLeft || (bound !== undefined && beyondBound(next, bound)))) break;
+    const unread = hintsLeft || waitingLeft;
+    if (taken > 0 && (unread || (bound !== undefined && beyondBound(next, bound)))) break;
     budget.taken++;
     taken++;
     chunk--;

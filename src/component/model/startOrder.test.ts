@@ -145,10 +145,11 @@ describe("start order", () => {
     const share = { clock: { time: 7, unkeyed: 0 }, maxParallelism: 10 };
     expect(placeOf(keyOf(), waiting, 0, share)).toEqual({ runAt: 10, tier: 1, pass: 7 });
     expect(placeOf(keyOf(), waiting, 0)).toEqual({ runAt: 10, tier: undefined, pass: undefined });
+    // Waiting, it holds no turn: its pass is the time it may start, the order it is read in.
     expect(placeOf(keyOf(usedOne, logAt0), waiting, 500, share)).toEqual({
       runAt: 1000,
       tier: TIER_WAITING,
-      pass: 7,
+      pass: 1000,
     });
     // Below its reserve, a key's place goes first; full, paused or empty, it has none.
     expect(placeOf(keyOf({ reserve: 2 }), waiting, 0, share)?.tier).toBe(0);

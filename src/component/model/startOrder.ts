@@ -223,7 +223,9 @@ export function takeTurn(
 }
 
 /** A key's place in the `keyReady` list as last written: its head's due time, and under fair share
- * its tier and virtual pass (none for a hint, a key listed before it has a place). */
+ * its tier and virtual pass (none for a hint, a key listed before it has a place). A key in
+ * TIER_WAITING has no turn to hold yet: its `pass` is the time it may start (`runAt`), so that the
+ * stage reads the waiting keys whose time has come, and only those, in the order it came. */
 export type ListedPlace = { key: string; runAt: number; tier?: number; pass?: number };
 
 /** True when `turn` would go after the last listed place read (`bound`), so an unread place
@@ -235,13 +237,15 @@ export function beyondBound(turn: Turn, bound: ListedPlace): boolean {
   return compareTurns(turn, { ...last, order: Number.POSITIVE_INFINITY }, "share") > 0;
 }
 
-/** The tier of a listed key that waits for its rate limit's window (read after the others). */
+/** The tier of a listed key that waits for its rate limit's window: read apart from the others,
+ * once its time has come (its turn is then taken from its counts, like any key's). */
 export const TIER_WAITING = 2;
 
 /**
  * Where the key goes in the `keyReady` list, or undefined when it leaves it: listed while its
  * head may start, at the head's due time (under fair share, `share`, also its tier and pass); a key
- * that only its rate limit holds is listed at the time it may start, in TIER_WAITING; a key at its
+ * that only its rate limit holds is listed at the time it may start, in TIER_WAITING (its `pass`
+ * that time too, see ListedPlace); a key at its
  * parallelism, paused or with nothing queued is not listed (whoever changes that lists it again).
  */
 export function placeOf(
@@ -254,12 +258,11 @@ export function placeOf(
   const allowedAt = keyAllowedAt(key, now);
   const waitsForRate = allowedAt !== undefined && withinKeyLimit(key, head.holdsSlot);
   if (!waitsForRate && !headMayStart(key, head, now)) return undefined;
-  const turn = share && keyTurn(key, head, share.clock, share.maxParallelism);
-  return {
-    runAt: waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt,
-    tier: turn === undefined ? undefined : waitsForRate ? TIER_WAITING : turn.tier,
-    pass: turn?.pass,
-  };
+  const runAt = waitsForRate ? Math.max(head.runAt, allowedAt) : head.runAt;
+  if (share === undefined) return { runAt, tier: undefined, pass: undefined };
+  if (waitsForRate) return { runAt, tier: TIER_WAITING, pass: runAt };
+  const turn = keyTurn(key, head, share.clock, share.maxParallelism);
+  return { runAt, tier: turn.tier, pass: turn.pass };
 }
 
 /** A log of starts in buckets, as a rate limit counts them (mainLoop/rateLimit.ts keeps the
