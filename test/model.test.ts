@@ -467,6 +467,65 @@ const reserveContention: fc.Arbitrary<Op[]> = fc
     ] satisfies Op[];
   });
 
+/**
+ * A key's row placed again in due order (section 13's opt-out), drawn into plain programs so that
+ * the hints' cursor meets it: key K waits listed for its rate limit (one start in 3 to 6 s) while
+ * key P, paused, is resumed a second and a half or more later, so that a pass under fair share
+ * reads P's hint and moves the hints' cursor past K's row; then the pool switches to "due", a new
+ * job of K places K's row again (no fair-share place), and the pool switches back. Under fair share
+ * that row is read only as a hint, older than the cursor was: K's jobs must still all start.
+ */
+const dueOrderRelisting: fc.Arbitrary<Op[]> = fc
+  .record({
+    key: fc.constantFrom("A", "B"),
+    periodMs: fc.integer({ min: 3_000, max: 6_000 }),
+    waiting: fc.integer({ min: 1, max: 2 }),
+    hintAfterMs: fc.integer({ min: 1_500, max: 2_500 }),
+    seed: anyJobSpecOf(0),
+  })
+  .map((c) => {
+    const k = c.key;
+    const p = k === "A" ? "B" : "A";
+    const jobOf = (poolKey: string): JobSpec => ({
+      ...c.seed,
+      kind: "mutation",
+      failTimes: 0,
+      snoozeTimes: 0,
+      ms: 0,
+      delayMs: undefined,
+      withOnComplete: false,
+      poolKey,
+      priority: undefined,
+      dedupe: undefined,
+    });
+    const enqueue = (n: number, poolKey: string): Op => ({
+      op: "enqueue",
+      jobs: Array.from({ length: n }, () => jobOf(poolKey)),
+      batch: false,
+    });
+    return [
+      { op: "config", maxParallelism: 4 },
+      { op: "setKeyRateLimit", key: k, rateLimit: { starts: 1, periodMs: c.periodMs } },
+      enqueue(1 + c.waiting, k),
+      { op: "pause", key: p },
+      enqueue(1, p),
+      { op: "advance", ms: c.hintAfterMs },
+      { op: "resume", key: p },
+      { op: "advance", ms: 500 },
+      { op: "fairness", fairness: "due" },
+      enqueue(1, k),
+      { op: "advance", ms: 500 },
+      { op: "fairness", fairness: "share" },
+      { op: "advance", ms: (c.waiting + 2) * c.periodMs },
+    ] satisfies Op[];
+  });
+
+/** One plain program in six draws `dueOrderRelisting`, with the place it goes (drawn last). */
+const relistingDraw: fc.Arbitrary<[Op[], number] | undefined> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.tuple(dueOrderRelisting, fc.nat()) },
+);
+
 /** The program's operations with a contention draw's spliced in at its drawn place. */
 const withContention = (ops: Op[], contention: [Op[], number] | undefined): Op[] => {
   if (contention === undefined) return ops;
@@ -2757,15 +2816,19 @@ describe("model-based", () => {
             fc.array(op, { minLength: 1, maxLength: 12 }),
             rateLimitArb(),
             featureDraw,
-            // One program in four meets a reserve under contention, at a drawn place.
+            // Two programs in three meet a reserve under contention, at a drawn place.
             fc.option(fc.tuple(reserveContention, fc.nat()), { nil: undefined, freq: 3 }),
             fairnessSwitchDraw,
-            (ops, rateLimit, featureOps, contention, switches) =>
+            relistingDraw,
+            (ops, rateLimit, featureOps, contention, switches, relisting) =>
               run(() =>
                 runProgram(
-                  withFairnessSwitch(
-                    withFeatures(withContention(ops, contention), featureOps),
-                    switches,
+                  withContention(
+                    withFairnessSwitch(
+                      withFeatures(withContention(ops, contention), featureOps),
+                      switches,
+                    ),
+                    relisting,
                   ),
                   rateLimit,
                 ),
