@@ -41,8 +41,8 @@
  * executor dies mid-batch: every task it had taken may then end either way (it is seen running in
  * that executor until recovery), one it was handed and never took must still end as predicted.
  * One task batch in five is followed (0 to 600 ms later) by a pause of the pool held 4 s: no
- * handler may start after it (review 2026-11-26 M2: a new executor handed more tasks than it could
- * start). Chaos programs also draw `slowTasks`: two to five tasks of minutes each (the slow
+ * handler may start after it but one whose task a report took before it, as the answer arrives
+ * (review 2026-11-26 M2: a new executor handed more tasks than it could start). Chaos programs also draw `slowTasks`: two to five tasks of minutes each (the slow
  * executor, two at once, 5-minute timeoutMs), often under one key, so that an executor reaches
  * its 9-minute limit while tasks of its function wait (M1); each must end once, a success only
  * after a full run, failed only if it started (or its executors kept failing before it did).
@@ -191,6 +191,12 @@ const FAILED_DELIVERIES_RUN_ON_MS = 15_000;
  * it: the deployment backend starts a scheduled function up to 3 s late, and the loop's pass
  * that hands the callback over may come a few seconds after the job's outcome. */
 const OUTAGE_LATE_DELIVERY_MS = 10_000;
+/** How long after the pool's pause a task a report took before it may still start its handler:
+ * the report's answer reaches the executor after the commit (the deployment-like backend's
+ * action resumes a few virtual steps after it; 250 ms seen). An executor that held a task it
+ * could not start (review 2026-11-26 M2) starts it when a running one ends, mostly later;
+ * test/executorRoom.test.ts pins that case exactly. */
+const TAKEN_START_LAG_MS = 1_000;
 /** How long after a bulk enqueue its `faultAfter` is armed: past the pass its wake-up runs. */
 const FAULT_AFTER_BULK_MS = 300;
 const CHAOS_RUNS =
@@ -1473,12 +1479,49 @@ async function runOn(
       dueAt: new Map(jobs.map((job) => [job.id, job.dueAt])),
     }));
 
-  /** No task handler started after the pool's pause (see checkStep). */
+  /** The tasks (by job key) a report had taken when the pool was paused: running with an
+   * executor, and in no `handovers` row still waiting to be taken (a row a report took keeps its
+   * tasks, marked `takenBy`, until the executor's next report). Their handlers may start after
+   * the pause: the report's answer reaches the executor after it commits (on a deployment, a
+   * round trip; on the deployment-like backend, the action's turn may come a few virtual steps
+   * after the commit, chaos seed 1375745152, program 215: taken at 1,510 ms, paused at 1,657,
+   * started at 1,760). */
+  let takenAtPause = new Set<string>();
+  const tasksTakenNow = async (): Promise<Set<string>> => {
+    const handovers = (
+      deployment
+        ? deployment.documents("handovers")
+        : await inComponent(t, async (ctx) => await ctx.db.query("handovers").collect())
+    ) as Array<{ tasks: Array<{ workId: string }>; takenBy?: number }>;
+    const waiting = new Set(
+      handovers.filter((row) => row.takenBy === undefined).flatMap((row) => row.tasks),
+    );
+    const waitingIds = new Set([...waiting].map((task) => task.workId));
+    const taken = (await workRows()).filter(
+      (w) =>
+        w.state.kind === "running" && w.state.executorId !== undefined && !waitingIds.has(w._id),
+    );
+    const keyOf = new Map(jobs.map((job) => [job.id as string, job.key]));
+    return new Set(taken.flatMap((w) => keyOf.get(w._id) ?? []));
+  };
+  /** Records the pool's pause: when, and which tasks had been taken by then. */
+  const notePause = async () => {
+    poolPausedAt = Date.now();
+    takenAtPause = await tasksTakenNow();
+  };
+
+  /** No task handler started after the pool's pause (see checkStep), but for one run of each task
+   * a report had taken before it (`takenAtPause`), within TAKEN_START_LAG_MS of the pause. */
   const checkNoHandlerAfterPause = () => {
     if (poolPausedAt === undefined) return;
-    const late = [...taskRuns.entries()].flatMap(([key, runs]) =>
-      runs.filter((run) => run.start > poolPausedAt!).map((run) => `${key}@${run.start}`),
-    );
+    const late = [...taskRuns.entries()].flatMap(([key, runs]) => {
+      const after = runs.filter((run) => run.start > poolPausedAt!);
+      const answered =
+        takenAtPause.has(key) && after[0] !== undefined
+          ? after[0].start - poolPausedAt! <= TAKEN_START_LAG_MS
+          : false;
+      return after.slice(answered ? 1 : 0).map((run) => `${key}@${run.start}`);
+    });
     expect(late, `handlers started after pause() at ${poolPausedAt}`).toEqual([]);
   };
 
@@ -1528,7 +1571,7 @@ async function runOn(
       ).length;
     expect(handlers, "task handlers running ≤ maxParallelism").toBeLessThanOrEqual(ceiling);
     // No handler starts after pause() unless a report before the pause took its task: it starts
-    // in the same instant the report's answer arrives, so none starts later while paused.
+    // as the report's answer arrives (TAKEN_START_LAG_MS), so none starts later while paused.
     if (pausedThrough.pool) checkNoHandlerAfterPause();
     const done = new Set((await completions(t)).map((c) => c.workId));
     if (jobs.length > 0) {
@@ -1879,7 +1922,7 @@ async function runOn(
           if (step.pauseAfterMs > 0) await runSteps(step.pauseAfterMs, 50, checkKeyLimitsNow);
           await callPool(t, "pause", [{}]);
           poolPaused = true;
-          poolPausedAt = Date.now();
+          await notePause();
           totals.pausesAfterBatch++;
           const atPause = await workRows();
           await runSteps(PAUSE_HOLD_MS, 100, async () => checkNoHandlerAfterPause());
@@ -2024,8 +2067,8 @@ async function runOn(
         await callPool(t, step.op, [step.key === undefined ? {} : { key: step.key }]);
         if (step.key === undefined) {
           poolPaused = paused;
-          if (paused) poolPausedAt ??= Date.now();
-          else poolPausedAt = undefined;
+          if (paused && poolPausedAt === undefined) await notePause();
+          else if (!paused) poolPausedAt = undefined;
         } else {
           usedKeys.add(step.key);
           if (paused) pausedKeys.add(step.key);
@@ -2756,6 +2799,17 @@ const CHAOS_REPLAYS: Array<{
     operator: true,
     features: true,
     what: "a schedule's run created 47 rows into its millisecond (115.047 at 115 ms): within its catch-up window (the model's)",
+  },
+  {
+    seed: 1375745152,
+    path: "215",
+    taskWeight: 2,
+    heavy: true,
+    operator: true,
+    features: true,
+    tight: true,
+    fairness: true,
+    what: "a task a report took 147 ms before a pause started its handler 103 ms after it, as the answer arrived (the model's)",
   },
 ];
 
