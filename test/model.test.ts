@@ -424,6 +424,21 @@ const HEAVY_CONTEXT: Record<Handler, object> = {
   throws: { throws: true },
 };
 
+/** A job of a draw that sets up a situation (reserveContention, dueOrderRelisting): `seed`'s
+ * behaviour, but it never fails or snoozes, is due at once, has no callback and no dedupe key. */
+const steadyJob = (
+  seed: JobSpec,
+  job: Pick<JobSpec, "kind" | "ms" | "poolKey" | "priority">,
+): JobSpec => ({
+  ...seed,
+  ...job,
+  failTimes: 0,
+  snoozeTimes: 0,
+  delayMs: undefined,
+  withOnComplete: false,
+  dedupe: undefined,
+});
+
 /**
  * Contention for a reserve (section 13), drawn into plain programs so that the start rules have
  * something to judge: a backlog of jobs without a key, more than the pool's slots, then a key with
@@ -444,18 +459,8 @@ const reserveContention: fc.Arbitrary<Op[]> = fc
     seed: anyJobSpecOf(0),
   })
   .map((c) => {
-    const jobOf = (poolKey: string | undefined): JobSpec => ({
-      ...c.seed,
-      kind: "action",
-      failTimes: 0,
-      snoozeTimes: 0,
-      ms: c.ms,
-      delayMs: undefined,
-      withOnComplete: false,
-      poolKey,
-      priority: c.priority,
-      dedupe: undefined,
-    });
+    const jobOf = (poolKey: string | undefined) =>
+      steadyJob(c.seed, { kind: "action", ms: c.ms, poolKey, priority: c.priority });
     const enqueueOf = (n: number, poolKey: string | undefined): Op[] =>
       Array.from({ length: Math.ceil(n / 4) }, (_, i) => ({
         op: "enqueue" as const,
@@ -492,18 +497,8 @@ const dueOrderRelisting: fc.Arbitrary<Op[]> = fc
   .map((c) => {
     const k = c.key;
     const p = k === "A" ? "B" : "A";
-    const jobOf = (poolKey: string): JobSpec => ({
-      ...c.seed,
-      kind: "mutation",
-      failTimes: 0,
-      snoozeTimes: 0,
-      ms: 0,
-      delayMs: undefined,
-      withOnComplete: false,
-      poolKey,
-      priority: undefined,
-      dedupe: undefined,
-    });
+    const jobOf = (poolKey: string) =>
+      steadyJob(c.seed, { kind: "mutation", ms: 0, poolKey, priority: undefined });
     const enqueue = (n: number, poolKey: string): Op => ({
       op: "enqueue",
       jobs: Array.from({ length: n }, () => jobOf(poolKey)),
