@@ -345,3 +345,99 @@ describe("fair share's reads of hints", () => {
     expect(started("X")).toEqual(["X:0", "X:1", "X:2"]);
   });
 });
+
+/** The `keyReady` rows of keys waiting for their rate limit. */
+async function waitingRows(t: any): Promise<unknown[]> {
+  return await t.runInComponent("workpool", async (ctx: any) => {
+    const rows = await ctx.db.query("keyReady").collect();
+    return rows.filter((row: { tier?: number }) => row.tier === 2);
+  });
+}
+
+/** The lower bounds on `pass` of every read of waiting keys (`keyReady.by_share`, tier 2), in
+ * order, taken from convex-test's query syscall for the rest of the test. */
+function recordWaitingReads(): number[] {
+  const bounds: number[] = [];
+  const convex = (globalThis as any).Convex;
+  const getter = Object.getOwnPropertyDescriptor(convex, "syscall")!.get!;
+  vi.spyOn(convex, "syscall", "get").mockImplementation(() => (op: string, jsonArgs: string) => {
+    const syscall = getter.call(convex);
+    if (op === "1.0/queryStream") {
+      const source = JSON.parse(jsonArgs).query?.source;
+      const range: any[] = source?.range ?? [];
+      const tier = range.find((bound) => bound.fieldPath === "tier" && bound.type === "Eq");
+      if (source?.indexName === "keyReady.by_share" && tier?.value === 2) {
+        const from = range.find((bound) => bound.fieldPath === "pass" && bound.type === "Gte");
+        bounds.push(from?.value ?? Number.NEGATIVE_INFINITY);
+      }
+    }
+    return syscall(op, jsonArgs);
+  });
+  return bounds;
+}
+
+describe("fair share's reads of keys waiting for their rate limit", () => {
+  it("reads them from past the ones it placed again, and still starts a key that waits later", async () => {
+    const t = setup();
+    // One start per key a second: each key's second job waits in the waiting tier.
+    const poolOptions = { maxParallelism: 20, keyRateLimit: { starts: 1, periodMs: 1000 } };
+    const reads = recordWaitingReads();
+    const enqueuedAt = Date.now();
+    const ids: string[] = [];
+    for (let k = 0; k < 10; k++) {
+      const key = `w${k}`;
+      ids.push(
+        ...(await enqueue(t, "mutation", jobs(key, 2, 0), { poolOptions, options: { key } })),
+      );
+    }
+    await runUntil(t, () => allSucceeded(t, ids), 5_000);
+    const { waiting } = await cursors(t);
+    // Every waiting row (each waited till a second after the enqueue) was read once its time
+    // came, and placed again: none is left below the cursor.
+    expect(waiting).toBeGreaterThanOrEqual(enqueuedAt + 1000);
+    expect(await waitingRows(t)).toEqual([]);
+    // Each read starts where the one before left the cursor, not at the front of the tier (where
+    // the rows it moved left their entries).
+    expect(reads.length).toBeGreaterThan(1);
+    expect(reads).toEqual([...reads].sort((a, b) => a - b));
+    expect(reads.at(-1)).toBeGreaterThanOrEqual(enqueuedAt + 1000);
+    // A key that waits after the cursor moved is read from it: its second job starts a second on.
+    const late = await enqueue(t, "mutation", jobs("late", 2, 0), {
+      poolOptions,
+      options: { key: "late" },
+    });
+    await runUntil(t, () => allSucceeded(t, late), 5_000);
+    const [first, second] = started("late").map((label) => probe.starts.get(label)![0]);
+    expect(second - first).toBeGreaterThanOrEqual(1000);
+    expect((await cursors(t)).waiting).toBeGreaterThan(waiting as number);
+  });
+
+  it("places a waiting key again when its time comes in a pass that gives it no turn", async () => {
+    const t = setup();
+    // Two slots, and a key below its reserve of two takes every turn while it has jobs: its jobs
+    // end in pairs, so the passes that read w's row have room for two and find one waiting key.
+    const poolOptions = {
+      maxParallelism: 2,
+      keyParallelism: 2,
+      keyRateLimit: { starts: 1, periodMs: 1000 },
+    };
+    await callPool(t, "setKeyShare", ["r", { reserve: 2 }], poolOptions);
+    await callPool(t, "setKeyRateLimit", ["r", false], poolOptions);
+    const ws = await enqueue(t, "mutation", jobs("w", 2, 0), {
+      poolOptions,
+      options: { key: "w" },
+    });
+    await runUntil(t, () => started("w").length === 1, 1000);
+    const rs = await enqueue(t, "action", jobs("r", 30, 100), {
+      poolOptions,
+      options: { key: "r" },
+    });
+    // w's window ends while r runs: the passes that read w's row give the slot to r.
+    await runUntil(t, () => allSucceeded(t, rs), 10_000);
+    expect(started("w")).toEqual(["w:0"]);
+    expect(await waitingRows(t)).toEqual([]);
+    // w's row left the waiting tier for its turn, so w starts once r has no job left.
+    await runUntil(t, () => allSucceeded(t, ws), 2_000);
+    expect(probe.starts.get("w:1")![0]).toBeGreaterThan(probe.starts.get("r:29")![0]);
+  });
+});

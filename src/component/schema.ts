@@ -690,6 +690,16 @@ export default defineSchema({
         hints: v.optional(v.number()),
         hintsHigh: v.optional(v.number()),
         hintsLow: v.optional(v.number()),
+        /** The cursors of the keys waiting for their rate limit (`keyReady` tier 2), per level,
+         * under fair share: a time (ms since epoch, not a segment), below which no such row of
+         * the level is left. Every waiting row a pass reads is placed again at the end of that
+         * pass (its new time, if it still waits, is past the pass's clock), and placing a row
+         * below the cursor lowers it, so later reads start here, past the entries such rows
+         * leave behind. Due order drops a row's tier, or moves it to its next head's level with
+         * tier and time as they were, lowering that level's cursor to it. */
+        waiting: v.optional(v.number()),
+        waitingHigh: v.optional(v.number()),
+        waitingLow: v.optional(v.number()),
       }),
     ),
     /** The cutoff of the last sweep scheduled: every expiry at or below it is the sweeper's, so

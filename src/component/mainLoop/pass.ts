@@ -111,6 +111,33 @@ export function forgetHintCursors(pass: Pass): void {
   delete cursors.hintsLow;
 }
 
+/** The cursor of a level's keys waiting for their rate limit (schema.ts `cursors.waiting`). */
+function waitingCursorOf(priority: StoredPriority): keyof Cursors {
+  return ofLevel(priority, "waitingHigh", "waiting", "waitingLow");
+}
+
+/** The time a pass reads a level's waiting keys from: no waiting row of the level is below it. */
+export function waitingFrom(pass: Pass, level: StoredPriority): number {
+  return pass.state.cursors?.[waitingCursorOf(level)] ?? 0;
+}
+
+/** Records that every waiting row of a level below `time` was read by this pass, which places
+ * each one again at its end (start.ts `startLevelShared`). */
+export function advanceWaitingCursor(pass: Pass, level: StoredPriority, time: number): void {
+  const cursors = pass.state.cursors ?? { start: 0, completion: 0, cancelation: 0 };
+  const name = waitingCursorOf(level);
+  cursors[name] = Math.max(cursors[name] ?? 0, time);
+  pass.state.cursors = cursors;
+}
+
+/** Keeps a level's waiting cursor at or below `time`, the time of a waiting row being written:
+ * the cursor's rule then holds whatever clock the writer's pass had. */
+export function lowerWaitingCursor(pass: Pass, level: StoredPriority, time: number): void {
+  const name = waitingCursorOf(level);
+  const cursor = pass.state.cursors?.[name];
+  if (cursor !== undefined && time < cursor) pass.state.cursors![name] = time;
+}
+
 /** The segment due order reads a level's rows (both kinds) from: the lower of its two cursors. */
 function dueStartsFrom(pass: Pass, level: StoredPriority): number {
   const keyed = pass.state.cursors?.[startCursorOf(level, true)];

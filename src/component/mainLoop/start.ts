@@ -47,12 +47,15 @@ import { ACTION_RUNNER_BATCH } from "../runners/actionRunner.js";
 import {
   advanceHintCursor,
   advanceStartCursor,
+  advanceWaitingCursor,
   countDueStarts,
   forgetHintCursors,
   hintsFrom,
+  lowerWaitingCursor,
   readDueStarts,
   startCursorOf,
   tableFrom,
+  waitingFrom,
   type Pass,
 } from "./pass.js";
 import { PRIORITY_LEVELS, runNumber, type StoredPriority } from "../model/validators.js";
@@ -316,19 +319,30 @@ async function startLevelShared(
         )
         .take(want);
   const bound = listed.length === want ? listed[listed.length - 1] : undefined;
+  // They are read from the level's waiting cursor, past the entries of the rows passes moved.
   const waiting = hintsLeft
     ? []
     : await pass.ctx.db
         .query("keyReady")
         .withIndex("by_share", (q) =>
-          q.eq("priority", level).eq("tier", TIER_WAITING).lte("pass", pass.now),
+          q
+            .eq("priority", level)
+            .eq("tier", TIER_WAITING)
+            .gte("pass", waitingFrom(pass, level))
+            .lte("pass", pass.now),
         )
         .take(want);
   // Some waiting keys whose time has come are left unread: any of them might go first.
   const waitingLeft = waiting.length === want;
+  // Every one read is placed again at the end of the pass (below): none is left behind the cursor.
+  if (!hintsLeft) {
+    advanceWaitingCursor(pass, level, waitingLeft ? waiting[want - 1].pass! : pass.now);
+  }
   for (const row of [...hints, ...listed, ...waiting]) {
-    if (contenders.has(row.key)) continue;
     const entry = await keyEntry(pass, row.key);
+    // A waiting row leaves its tier, whether or not its key takes a turn in this pass.
+    if (row.tier === TIER_WAITING) entry.dirty = true;
+    if (contenders.has(row.key)) continue;
     entry.listed = row;
     await consider(entry);
     // A row whose key may not start now is placed again (or dropped) at the end of the pass,
@@ -541,6 +555,9 @@ async function startListedKey(pass: Pass, ready: Doc<"keyReady">): Promise<boole
   const { started, next } = await startHead(pass, ready.key);
   const entry = await keyEntry(pass, ready.key);
   if (next !== undefined) {
+    // A waiting row moved to its next head's level keeps its tier and time (schema.ts
+    // `cursors.waiting`): that level's cursor stays at or below it.
+    if (ready.tier === TIER_WAITING) lowerWaitingCursor(pass, next.priority, ready.pass ?? 0);
     await pass.ctx.db.patch("keyReady", ready._id, next);
     entry.listed = { ...ready, ...next };
   } else {
@@ -766,6 +783,8 @@ async function placeListed(pass: Pass, entry: KeyEntry): Promise<void> {
     entry.listed = null;
     return;
   }
+  // A waiting row is never left below its level's cursor, whatever this pass's clock.
+  if (place.tier === TIER_WAITING) lowerWaitingCursor(pass, head.priority, place.pass ?? 0);
   const fields = { key: entry.counts.key, priority: head.priority, ...place };
   if (listed === null) {
     const id = await pass.ctx.db.insert("keyReady", fields);
