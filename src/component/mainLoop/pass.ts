@@ -121,6 +121,11 @@ export function waitingFrom(pass: Pass, level: StoredPriority): number {
   return pass.state.cursors?.[waitingCursorOf(level)] ?? 0;
 }
 
+/** True once a level's waiting cursor was set (a pass read a waiting row of the level). */
+export function hasWaitingCursor(pass: Pass, level: StoredPriority): boolean {
+  return pass.state.cursors?.[waitingCursorOf(level)] !== undefined;
+}
+
 /** Records that every waiting row of a level below `time` was read by this pass, which places
  * each one again at its end (start.ts `startLevelShared`). */
 export function advanceWaitingCursor(pass: Pass, level: StoredPriority, time: number): void {

@@ -50,6 +50,7 @@ import {
   advanceWaitingCursor,
   countDueStarts,
   forgetHintCursors,
+  hasWaitingCursor,
   hintsFrom,
   lowerWaitingCursor,
   readDueStarts,
@@ -335,7 +336,8 @@ async function startLevelShared(
   // Some waiting keys whose time has come are left unread: any of them might go first.
   const waitingLeft = waiting.length === want;
   // Every one read is placed again at the end of the pass (below): none is left behind the cursor.
-  if (!hintsLeft) {
+  // A pool that never read one keeps no cursor (and writes no more state for it).
+  if (!hintsLeft && (waiting.length > 0 || hasWaitingCursor(pass, level))) {
     advanceWaitingCursor(pass, level, waitingLeft ? waiting[want - 1].pass! : pass.now);
   }
   for (const row of [...hints, ...listed, ...waiting]) {
