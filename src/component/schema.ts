@@ -696,7 +696,8 @@ export default defineSchema({
          * pass (its new time, if it still waits, is past the pass's clock), and placing a row
          * below the cursor lowers it, so later reads start here, past the entries such rows
          * leave behind. Due order drops a row's tier, or moves it to its next head's level with
-         * tier and time as they were, lowering that level's cursor to it. */
+         * tier and time as they were, lowering that level's cursor to it. Unset for a level until
+         * a pass reads one of its waiting rows. */
         waiting: v.optional(v.number()),
         waitingHigh: v.optional(v.number()),
         waitingLow: v.optional(v.number()),
