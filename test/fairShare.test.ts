@@ -354,8 +354,9 @@ async function waitingRows(t: any): Promise<unknown[]> {
   });
 }
 
-/** The lower bounds on `pass` of every read of waiting keys (`keyReady.by_share`, tier 2), in
- * order, taken from convex-test's query syscall for the rest of the test. */
+/** The lower bounds on `pass` of every read of the "normal" level's waiting keys
+ * (`keyReady.by_share`, tier 2), in order, taken from convex-test's query syscall for the rest of
+ * the test. */
 function recordWaitingReads(): number[] {
   const bounds: number[] = [];
   const convex = (globalThis as any).Convex;
@@ -365,8 +366,11 @@ function recordWaitingReads(): number[] {
     if (op === "1.0/queryStream") {
       const source = JSON.parse(jsonArgs).query?.source;
       const range: any[] = source?.range ?? [];
-      const tier = range.find((bound) => bound.fieldPath === "tier" && bound.type === "Eq");
-      if (source?.indexName === "keyReady.by_share" && tier?.value === 2) {
+      const eq = (field: string) =>
+        range.find((bound) => bound.fieldPath === field && bound.type === "Eq");
+      const level = eq("priority")?.value;
+      const normal = level !== "high" && level !== "low";
+      if (source?.indexName === "keyReady.by_share" && eq("tier")?.value === 2 && normal) {
         const from = range.find((bound) => bound.fieldPath === "pass" && bound.type === "Gte");
         bounds.push(from?.value ?? Number.NEGATIVE_INFINITY);
       }
