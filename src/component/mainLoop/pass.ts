@@ -129,10 +129,7 @@ export function hasWaitingCursor(pass: Pass, level: StoredPriority): boolean {
 /** Records that every waiting row of a level below `time` was read by this pass, which places
  * each one again at its end (start.ts `startLevelShared`). */
 export function advanceWaitingCursor(pass: Pass, level: StoredPriority, time: number): void {
-  const cursors = pass.state.cursors ?? { start: 0, completion: 0, cancelation: 0 };
-  const name = waitingCursorOf(level);
-  cursors[name] = Math.max(cursors[name] ?? 0, time);
-  pass.state.cursors = cursors;
+  advanceCursor(pass, waitingCursorOf(level), time);
 }
 
 /** Keeps a level's waiting cursor at or below `time`, the time of a waiting row being written:
@@ -220,7 +217,8 @@ export function advanceStartCursor(
   if (kind !== "unkeyed") advanceCursor(pass, startCursorOf(level, true), segment);
 }
 
-/** Records that every row of `table` below `segment` is gone. */
+/** Records that every row of `table` below `segment` is gone (for the waiting keys' cursors,
+ * whose rows are ordered by time, `segment` is a time). */
 export function advanceCursor(pass: Pass, table: keyof Cursors, segment: number): void {
   const cursors = pass.state.cursors ?? { start: 0, completion: 0, cancelation: 0 };
   cursors[table] = Math.max(cursors[table] ?? 0, segment);
